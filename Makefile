@@ -1,0 +1,43 @@
+# The two commands a new user needs: `make demo` and `make test`.
+# Both create .venv (python3 -m venv) when missing and install the project with its dev
+# extra; the install is redone only when pyproject.toml changes.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.iclr25-installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-slow test-gpu lint bench setup clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/iclr25 demo
+
+test: setup
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+test-slow: setup
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+test-gpu: setup
+	$(BIN)/python -m pytest -m gpu $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
+
+bench: setup
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""One Typer sub-app per subcommand: parse options, call core, render (see cli.py)."""

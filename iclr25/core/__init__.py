@@ -1,0 +1,1 @@
+"""The methods themselves: plain Python/numpy/torch, no typer, no rich."""

@@ -1,0 +1,1 @@
+"""One sub-package per CUDA kernel (source, wrapper, reference): see ``registry``."""

@@ -1,0 +1,43 @@
+"""Test helpers shared by the test suite (kept in the package so any test can import it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _to_numpy(x) -> np.ndarray:
+    if hasattr(x, "detach"):  # torch
+        x = x.detach().cpu().numpy()
+    elif hasattr(x, "get") and type(x).__module__.startswith("cupy"):
+        x = x.get()
+    return np.asarray(x)
+
+
+def assert_close(actual, expected, rtol: float = 1e-6, atol: float = 1e-9, what: str = "") -> None:
+    """Assert |actual - expected| <= atol + rtol |expected| elementwise.
+
+    Works for numpy, torch and cupy arrays and scalars. On failure it reports a shape
+    mismatch, or the count of mismatches and the largest difference with its index."""
+    a, e = _to_numpy(actual), _to_numpy(expected)
+    label = f"{what}: " if what else ""
+    if a.shape != e.shape:
+        raise AssertionError(f"{label}shape mismatch: actual {a.shape} vs expected {e.shape}")
+    if a.size == 0:
+        return
+    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    nan_mismatch = np.isnan(a64) != np.isnan(e64)
+    both_inf_equal = np.isinf(a64) & np.isinf(e64) & (a64 == e64)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a64 - e64)
+        bad = (diff > atol + rtol * np.abs(e64)) & ~both_inf_equal
+    bad |= nan_mismatch
+    bad &= ~(np.isnan(a64) & np.isnan(e64))
+    if bad.any():
+        diff = np.where(np.isnan(diff), np.inf, diff)
+        diff = np.where(both_inf_equal, 0.0, diff)
+        worst = np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), a.shape)
+        raise AssertionError(
+            f"{label}{int(bad.sum())} of {a.size} elements differ (rtol={rtol}, atol={atol}); "
+            f"largest |diff| = {diff[worst]:.3e} at index {tuple(int(i) for i in worst)}: "
+            f"actual {a64[worst]!r} vs expected {e64[worst]!r}"
+        )

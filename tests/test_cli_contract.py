@@ -1,0 +1,138 @@
+"""The CLI contract through the real console script (subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from iclr25 import __version__
+from iclr25.output import TOP_LEVEL_KEYS
+
+
+def test_help_lists_every_registered_command(cli):
+    from iclr25.cli import COMMAND_MODULES, load_command_modules
+
+    result = cli("--help")
+    assert result.returncode == 0, result
+    for module in load_command_modules():
+        assert module.NAME in result.stdout
+    assert len(COMMAND_MODULES) == len(set(COMMAND_MODULES))
+
+
+def test_help_imports_no_heavy_library():
+    code = (
+        "import sys; from iclr25.cli import build_app; build_app(); "
+        "heavy = [m for m in ('torch', 'transformers', 'cupy', 'matplotlib', 'sklearn') "
+        "if m in sys.modules]; print(heavy); sys.exit(1 if heavy else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_version(cli):
+    result = cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"iclr25 {__version__}"
+
+
+def test_no_args_prints_help(cli):
+    result = cli()
+    assert "Usage" in result.stdout + result.stderr
+    assert "info" in result.stdout + result.stderr
+
+
+def test_unknown_command_exits_2(cli):
+    result = cli("nonsense")
+    assert result.returncode == 2, result
+    assert "No such command" in result.stderr
+
+
+def test_unknown_option_exits_2(cli):
+    result = cli("info", "--no-such-option")
+    assert result.returncode == 2, result
+
+
+def test_info_json_has_contract_keys(cli):
+    result = cli("info", "--json")
+    assert result.returncode == 0, result
+    doc = result.json()
+    assert tuple(doc) == TOP_LEVEL_KEYS
+    assert doc["command"] == "info"
+    assert doc["version"] == __version__
+    env = doc["environment"]
+    for key in ("python", "numpy", "torch", "cupy", "device"):
+        assert key in env
+    assert env["device"]["kind"] in ("cpu", "cuda")
+    assert env["device"]["reason"]
+    assert "total_s" in doc["timings"]
+    assert "pairwise_sqdist" in doc["results"]["kernels_registered"]
+
+
+def test_json_stdout_is_only_the_document(cli):
+    result = cli("cite", "icl-order", "--json")
+    assert result.returncode == 0
+    json.loads(result.stdout)  # nothing else on stdout
+
+
+def test_device_cuda_without_gpu_exits_2_with_fix(cli):
+    from iclr25.gpu import cuda_available
+
+    if cuda_available():
+        return  # the contract under test is for CPU-only machines
+    result = cli("info", "--device", "cuda")
+    assert result.returncode == 2, result
+    assert result.stderr.startswith("Error: ")
+    assert "--device cpu" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_bad_device_value_exits_2(cli):
+    result = cli("info", "--device", "tpu")
+    assert result.returncode == 2
+
+
+def test_out_dir_written_and_not_overwritten(cli, tmp_path):
+    out = tmp_path / "run"
+    first = cli("cite", "carbon-report", "--out", out)
+    assert first.returncode == 0, first
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "result.json"]
+    doc = json.loads((out / "result.json").read_text())
+    assert tuple(doc) == TOP_LEVEL_KEYS
+    config = json.loads((out / "config.json").read_text())
+    assert config["command"] == "cite"
+    before = (out / "result.json").read_bytes()
+
+    second = cli("cite", "gpu-bench", "--out", out)
+    assert second.returncode == 2, second
+    assert "--overwrite" in second.stderr
+    assert (out / "result.json").read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".run")]  # no temp left
+
+    third = cli("cite", "gpu-bench", "--out", out, "--overwrite")
+    assert third.returncode == 0, third
+    assert "spector2025thunderkittens" in (out / "result.json").read_text()
+
+
+def test_out_into_empty_existing_dir_is_fine(cli, tmp_path):
+    out = tmp_path / "empty"
+    out.mkdir()
+    result = cli("cite", "--out", out)
+    assert result.returncode == 0, result
+    assert (out / "result.json").exists()
+
+
+def test_cite(cli):
+    result = cli("cite", "dro-bound")
+    assert result.returncode == 0
+    assert "@inproceedings{le2025universal," in result.stdout
+    assert "azizian2023exact" in result.stdout
+    all_papers = cli("cite")
+    assert all_papers.stdout.count("@inproceedings") == 9
+
+
+def test_cite_unknown_command_lists_valid_ones(cli):
+    result = cli("cite", "nonsense")
+    assert result.returncode == 2
+    assert "icl-order" in result.stderr and "gpu-bench" in result.stderr

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import sys
+
+from iclr25.commands.demo import _run_step, demo_steps
+
+
+def test_demo_collects_registered_steps():
+    titles = [step.title for step in demo_steps()]
+    assert "info" in titles
+    assert len(titles) == len(set(titles))
+    for step in demo_steps():
+        assert "--json" not in step.args and "--out" not in step.args
+
+
+def test_demo_step_runs_through_the_cli(tmp_path, monkeypatch):
+    (info_step,) = [s for s in demo_steps() if s.title == "info"]
+    outcome = _run_step(info_step, tmp_path / "info", seed=0, device="cpu")
+    assert outcome["status"] == "ok", outcome
+    assert "kernels registered" in outcome["headline"]
+    assert (tmp_path / "info" / "result.json").exists()
+
+
+def test_demo_reports_a_failing_step(tmp_path):
+    from iclr25.demo import DemoStep
+
+    step = DemoStep("broken", ("cite", "no-such-command"), lambda doc: "never")
+    outcome = _run_step(step, tmp_path / "b", seed=0, device="cpu")
+    assert outcome["status"] == "exit 2"
+    assert sys.executable  # the step ran in a subprocess of this interpreter
