@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import platform
 import pkgutil
+import platform
 import sys
 import time
 from pathlib import Path
