@@ -73,3 +73,20 @@ def test_skipped_arch_is_not_a_failure():
     spec = all_kernels()[0]
     result = gpu_compile.compile_kernel(spec, "sm_75")
     assert result.skipped and result.ok and result.reason
+
+
+def test_hot_path_cases_are_well_formed():
+    import importlib
+
+    from iclr25.gpu.hotpath import HotPathCase
+
+    for spec in all_kernels():
+        module = importlib.import_module(spec.package)
+        if not hasattr(module, "hot_path_cases"):
+            continue
+        for quick in (True, False):
+            cases = module.hot_path_cases(quick)
+            assert cases, spec.name
+            for case in cases:
+                assert isinstance(case, HotPathCase)
+                assert case.op == spec.name and case.flops > 0 and callable(case.setup)

@@ -51,10 +51,36 @@ def pairwise_sqdist(x, y=None, device: str = "cpu") -> np.ndarray:
     return pairwise_sqdist_cpu(x, y)
 
 
+def hot_path_cases(quick: bool) -> list:
+    """gpu-bench cases: the kernel against ``torch.cdist`` squared, float32 on the device."""
+    from iclr25.gpu.hotpath import HotPathCase
+
+    sizes = [(4096, 4096, 128)] if quick else [(4096, 4096, 128), (40320, 4096, 128)]
+
+    def make(n: int, m: int, d: int):
+        def setup():
+            import cupy as cp
+            import torch
+
+            rng = np.random.default_rng(0)
+            x_np = rng.normal(size=(n, d)).astype(np.float32)
+            y_np = rng.normal(size=(m, d)).astype(np.float32)
+            x, y = cp.asarray(x_np), cp.asarray(y_np)
+            xt, yt = torch.from_numpy(x_np).cuda(), torch.from_numpy(y_np).cuda()
+            return (lambda: pairwise_sqdist_cuda(x, y)), (lambda: torch.cdist(xt, yt).square())
+
+        return HotPathCase(
+            SPEC.name, f"n={n} m={m} d={d}", 3.0 * n * m * d, "torch.cdist (squared)", setup
+        )
+
+    return [make(*size) for size in sizes]
+
+
 __all__ = [
     "SPEC",
     "pairwise_sqdist",
     "pairwise_sqdist_cuda",
     "pairwise_sqdist_cpu",
     "pairwise_sqdist_reference",
+    "hot_path_cases",
 ]
