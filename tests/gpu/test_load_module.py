@@ -51,7 +51,7 @@ def fake_cupy(monkeypatch):
 @pytest.mark.parametrize("cc", ["80", "86", "90"])
 def test_nvrtc_path_passes_no_arch_option(fake_cupy, cc):
     fake = fake_cupy(cc)
-    registry.load_module("gemm_bf16")
+    registry.load_module("pairwise_sqdist")
     (call,) = fake.calls
     assert "code" in call and "path" not in call
     assert not [o for o in call["options"] if o.startswith(("-arch", "--gpu-architecture"))]
