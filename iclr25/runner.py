@@ -388,6 +388,18 @@ def _run_command(fn: Callable, args: tuple, kwargs: dict, common: CommonOptions,
             run.drain_library_warnings()
 
 
+def _resolved_annotations(fn: Callable) -> dict[str, Any]:
+    """``fn``'s annotations as objects, ``Annotated`` metadata kept. Under
+    ``from __future__ import annotations`` they are strings, and typer would then drop the
+    ``typer.Option(...)`` inside them (help, names, panels) without a word."""
+    import typing
+
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # an unresolvable name: keep the raw annotations
+        return {}
+
+
 def with_common_options(fn: Callable) -> Callable:
     """Append the common options to ``fn``'s signature and run it inside the contract.
 
@@ -395,7 +407,12 @@ def with_common_options(fn: Callable) -> Callable:
     wrapper does nothing when a subcommand follows (so the group can have a default action).
     """
     sig = inspect.signature(fn)
-    own = [p for p in sig.parameters.values() if p.name != "run"]
+    resolved = _resolved_annotations(fn)
+    own = [
+        p.replace(annotation=resolved.get(p.name, p.annotation))
+        for p in sig.parameters.values()
+        if p.name != "run"
+    ]
     clash = (_COMMON_NAMES | {_CONTEXT_PARAM.name}) & {p.name for p in own}
     if clash:
         raise TypeError(f"{fn.__name__} redefines common options {sorted(clash)}")
@@ -425,6 +442,7 @@ def with_common_options(fn: Callable) -> Callable:
     extra = [*_COMMON_PARAMS, _CONTEXT_PARAM]
     wrapper.__signature__ = sig.replace(parameters=positional + keywords + extra)
     hints = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "run"}
+    hints.update({k: v for k, v in resolved.items() if k != "run"})
     hints.update({p.name: p.annotation for p in extra})
     wrapper.__annotations__ = hints
     return wrapper

@@ -137,3 +137,10 @@ def test_progress_is_silent_off_a_terminal():
         for _ in range(3):
             advance(1, loss=0.5)
     assert time.perf_counter() - t0 < 5
+
+
+def test_option_metadata_survives_postponed_annotations():
+    # this module uses `from __future__ import annotations`: the Option's help must survive
+    result = invoke("draw", "--help")
+    assert result.exit_code == 0
+    assert "how many" in result.output
