@@ -7,8 +7,6 @@ an algorithm restricted to k-1 traces). The method lives in
 :mod:`iclr25.core.bandit_replicable`.
 """
 
-from __future__ import annotations
-
 from enum import StrEnum
 from typing import Annotated
 

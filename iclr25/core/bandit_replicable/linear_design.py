@@ -2,8 +2,8 @@
 replicable (pigeonhole) rounding of a least-squares estimate.
 
 - :func:`g_optimal_design`: the Kiefer–Wolfowitz design π on a finite set of arms
-  (maximal a^T V(π)^{-1} a equals the rank), by Frank–Wolfe with the Fedorov–Wynn step
-  (Lattimore & Szepesvári, *Bandit Algorithms*, §21.2). Deterministic.
+  (maximal a^T V(π)^{-1} a equals the rank; Lattimore & Szepesvári, *Bandit Algorithms*,
+  Thm 21.1), by the multiplicative algorithm. Deterministic.
 - :func:`design_counts`: π → integer pull counts for a batch of L rounds (floor, then the
   largest remainders, ties to the lowest index). Deterministic.
 - :func:`pigeonhole_round`: rounds θ̂ coordinate-wise on a grid of spacing s_i, shifted by
@@ -21,23 +21,22 @@ import numpy as np
 BLOCK_FRACTION = 0.9
 
 
-def g_optimal_design(features: np.ndarray, iters: int = 500, tol: float = 1e-3) -> np.ndarray:
-    """π over the rows of ``features`` (n, d) with max_a a^T V(π)^+ a ≤ (1 + tol) · rank."""
+def g_optimal_design(features: np.ndarray, iters: int = 2000, tol: float = 1e-3) -> np.ndarray:
+    """π over the rows of ``features`` (n, d) with max_a a^T V(π)^+ a ≤ (1 + tol) · rank.
+
+    The multiplicative algorithm π_a ← π_a g_a / rank (Silvey, Titterington & Torsney 1978),
+    which increases det V(π) monotonically; by the Kiefer–Wolfowitz theorem the D-optimal
+    design is G-optimal, with max_a g_a = rank."""
     n, d = features.shape
     rank = max(1, int(np.linalg.matrix_rank(features)))
     pi = np.full(n, 1.0 / n)
-    if n == 1:
-        return pi
-    ridge = 1e-12 * np.eye(d)
     for _ in range(iters):
-        v = features.T @ (pi[:, None] * features) + ridge  # (d, d) V(π)
+        v = features.T @ (pi[:, None] * features)  # (d, d) V(π)
         g = np.einsum("ij,jk,ik->i", features, np.linalg.pinv(v, hermitian=True), features)
-        best = int(np.argmax(g))
-        if g[best] <= rank * (1.0 + tol):
+        if g.max() <= rank * (1.0 + tol):
             break
-        step = (g[best] / rank - 1.0) / (g[best] - 1.0)
-        pi *= 1.0 - step
-        pi[best] += step
+        pi = pi * g / rank
+        pi /= pi.sum()
     return pi
 
 

@@ -45,7 +45,8 @@ def batch_ends(horizon: int, batches: int, k: int = 1) -> np.ndarray:
     """t_1 < ... < t_B = T on the minimax grid; t_1 ≥ k so every arm is pulled."""
     exponent = 1.0 / (2.0 - 2.0 ** (1 - batches))
     a = horizon**exponent
-    ends = [int(np.floor(a ** (2.0 - 2.0 ** (1 - b)))) for b in range(1, batches)]
+    # floor with a relative guard, so exact powers (T = 10^6, B = 2: 10^4) are not lost to rounding
+    ends = [int(np.floor(a ** (2.0 - 2.0 ** (1 - b)) * (1 + 1e-12))) for b in range(1, batches)]
     ends.append(horizon)
     out = []
     floor = min(k, horizon)

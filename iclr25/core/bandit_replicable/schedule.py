@@ -62,9 +62,10 @@ class RoundRobin:
 
     def arms_at(self, offset: int) -> np.ndarray:
         """The arm each execution plays at round ``offset`` of the segment (runs,)."""
+        if not hasattr(self, "_order"):  # active arms first, in index order
+            self._order = np.argsort(~self.active, axis=1, kind="stable")
         size = np.maximum(self.size, 1)
-        order = np.argsort(~self.active, axis=1, kind="stable")  # active arms first, by index
-        return order[np.arange(order.shape[0]), offset % size]
+        return self._order[np.arange(self._order.shape[0]), offset % size]
 
 
 @dataclass
@@ -83,7 +84,9 @@ class Blocks:
         return self.prefix_counts(rounds)
 
     def arms_at(self, offset: int) -> np.ndarray:
-        return (np.cumsum(self.counts, axis=1) <= offset).sum(axis=1)
+        if not hasattr(self, "_ends"):
+            self._ends = np.cumsum(self.counts, axis=1)  # (runs, K) end of each block
+        return (self._ends <= offset).sum(axis=1)
 
 
 @dataclass
