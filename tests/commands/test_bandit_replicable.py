@@ -148,3 +148,14 @@ def test_help_lists_json_keys_and_algorithms(cli):
     assert result.returncode == 0
     text = "".join(c for c in result.stdout if not c.isspace() and c not in "│╭╮╰╯─")
     assert "traces_covering_1_minus_delta" in text and "successive-elimination" in text
+
+
+def test_demo_step_headline(tmp_path):
+    from iclr25.commands.bandit_replicable import DEMO
+    from iclr25.commands.demo import _run_step
+
+    (step,) = DEMO
+    outcome = _run_step(step, tmp_path / "demo", seed=0, device="cpu")
+    assert outcome["status"] == "ok", outcome
+    assert outcome["headline"].startswith("Alg. 1:") and "UCB1: 400 traces" in outcome["headline"]
+    assert (tmp_path / "demo" / "trace_frequencies.png").exists()

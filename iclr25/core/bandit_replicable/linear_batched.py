@@ -12,8 +12,8 @@ Finite action set {x_a} (a k-armed bandit is the case x_a = e_a, d = k):
   :func:`.list_batched.batch_ends`.
 - Decision b: least squares θ̂ on all data so far, V = Σ_a n_a x_a x_a^T; per coordinate
   η_i = σ √(2 (V^-1)_ii ln(2d(B-1)/δ)); θ̃ = pigeonhole-rounded θ̂ (spacing s_i ∝ η_i);
-  ε = Σ_i (s_i/2) (max_{a∈A_b} x_ai - min_{a∈A_b} x_ai) bounds |⟨θ̃ - θ, x_a - x_a'⟩|;
-  A_{b+1} = {a ∈ A_b : max_{a'} ⟨θ̃, x_a'⟩ - ⟨θ̃, x_a⟩ ≤ ε}.
+  â = argmax_{a∈A_b} ⟨θ̃, x_a⟩ and ε_a = Σ_i (s_i/2) |x_âi - x_ai|, which bounds
+  |⟨θ̃ - θ, x_â - x_a⟩|; A_{b+1} = {a ∈ A_b : ⟨θ̃, x_â - x_a⟩ ≤ ε_a}.
 - Batch B plays the greedy arm argmax_{a∈A_B} ⟨θ̃_{B-1}, x_a⟩ (ties: lowest index).
 Unit ball: batches b < B first explore e_1..e_d round-robin (the ball's G-optimal
 design) for a geometrically growing share of a total of E = ⌈d^{3/2} σ √(T L)⌉ rounds
@@ -25,13 +25,13 @@ List size (2d+1)^(B-1): on the good event (every |θ̂_i - θ_i| ≤ η_i at eve
 probability ≥ 1 - δ by Gaussian tails and a union bound), θ̃ at decision b is a function
 of (θ, A_b, j_b) with j_b ∈ {0..2d}; A_{b+1}, the next design, and the played directions
 are functions of θ̃. So the trace is a function of (j_1, ..., j_{B-1}). The best arm
-stays active: max_{a'}⟨θ̃, x_a'⟩ - ⟨θ̃, x_a*⟩ ≤ ⟨θ̃ - θ, x_a' - x_a*⟩ ≤ ε.
-Survivors have gap ≤ 2ε = O(d^{3/2} η) (d coordinates, rounding ∝ d η each), which is
+stays active: ⟨θ̃, x_â - x_a*⟩ ≤ ⟨θ̃ - θ, x_â - x_a*⟩ ≤ ε_a*, and a survivor a has
+Δ_a ≤ 2ε_a + ε_a* = O(d · d η) (rounding ∝ d η in each of up to d coordinates), which is
 where the extra powers of d come from. The T-exponent is that of the batch grid (see
 :mod:`.list_batched`); ``sweep`` measures it.
 
 Symbols: θ → ``theta``, θ̂ → ``theta_hat``, θ̃ → ``theta_tilde``, V → ``gram``,
-j → ``choices``, ε → ``epsilon``, A_b → ``active``.
+j → ``choices``, ε_a → ``epsilon``, â → ``best``, A_b → ``active``.
 """
 
 from __future__ import annotations
@@ -147,12 +147,16 @@ def _least_squares(features, sums, counts, sigma, log_term):
 
 
 def _survivors(features, active, theta_tilde, spacing) -> np.ndarray:
-    """A_{b+1} = {a ∈ A_b : max_a' ⟨θ̃, x_a'⟩ - ⟨θ̃, x_a⟩ ≤ ε} for every execution."""
+    """A_{b+1} = {a ∈ A_b : ⟨θ̃, x_â - x_a⟩ ≤ ε_a}, â the greedy arm of θ̃ and
+    ε_a = Σ_i (s_i/2) |x_âi - x_ai| ≥ |⟨θ̃ - θ, x_â - x_a⟩|, for every execution."""
     values = np.where(active, theta_tilde @ features.T, -np.inf)  # (runs, N)
-    masks, inverse = group_rows(active)
-    ranges = np.stack([np.ptp(features[m], axis=0) for m in masks])[inverse]  # (runs, d)
-    epsilon = (spacing / 2.0 * ranges).sum(axis=1)  # (runs,)
-    return active & (values.max(axis=1, keepdims=True) - values <= epsilon[:, None])
+    best = np.argmax(values, axis=1)  # â (first maximum)
+    epsilon = np.empty(values.shape)
+    groups, inverse = group_rows(np.concatenate([best[:, None], spacing], axis=1))
+    for u, row in enumerate(groups):  # one group per (â, design history): few of them
+        half = row[1:] / 2.0  # (d,) s_i / 2
+        epsilon[inverse == u] = np.abs(features[int(row[0])] - features) @ half
+    return active & (values.max(axis=1, keepdims=True) - values <= epsilon)
 
 
 # ---------------------------------------------------------------------------------------
