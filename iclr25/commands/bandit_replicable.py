@@ -252,9 +252,9 @@ def compare_command(
     algos: Annotated[str, typer.Option("--algos", help="Comma-separated algorithm names.")] = (
         DEFAULT_ALGOS
     ),
-    k: KOpt = 10,
-    horizon: HorizonOpt = 10_000,
-    runs: RunsOpt = 500,
+    k: KOpt = 5,
+    horizon: HorizonOpt = 50_000,
+    runs: RunsOpt = 400,
     delta: DeltaOpt = 0.05,
     batches: BatchesOpt = 3,
     instance: InstanceOpt = Instance.random,
