@@ -24,7 +24,7 @@ import numpy as np
 from iclr25.core.bandit_replicable.environments import ArmsEnvironment
 from iclr25.core.bandit_replicable.etc import ExploreThenCommit
 from iclr25.core.bandit_replicable.schedule import simulate_aggregated
-from iclr25.core.bandit_replicable.simulate import SimulationConfig, simulate
+from iclr25.core.bandit_replicable.simulate import SimulationConfig, check_memory, simulate
 from iclr25.core.bandit_replicable.traces import trace_counts
 from iclr25.errors import UsageError
 
@@ -69,6 +69,7 @@ def run_lower_bound(config: LowerBoundConfig, seed: int, on_progress=None) -> di
     if min(config.horizons) < config.k:
         raise UsageError("a horizon is shorter than k", f"use horizons of at least {config.k}")
     instances = family(config.k, config.gap)
+    check_memory(instances[0], SimulationConfig("etc", max(config.horizons), config.runs))
     rng = np.random.default_rng(np.random.SeedSequence(seed & (2**63 - 1), spawn_key=(7,)))
     capped, plain = ExploreThenCommit(allowed=config.k - 1), ExploreThenCommit()
     rows = []

@@ -131,11 +131,15 @@ def simulate(env, config: SimulationConfig, seed: int, on_progress: Callable | N
     curve = np.zeros(marks.size)
     for chunk, start in enumerate(range(0, config.runs, CHUNK_RUNS)):
         ids = np.arange(start, min(config.runs, start + CHUNK_RUNS))
-        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks)
+        # sequential algorithms report rounds as they go, in units of whole executions
+        per_round = None
+        if on_progress is not None and info.kind == "sequential":
+            per_round = lambda rounds, n=ids.size: on_progress(n * rounds / config.horizon)  # noqa: E731
+        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round)
         regrets.append(regret)
         keys.append(key)
         curve += part
-        if on_progress is not None:
+        if on_progress is not None and per_round is None:
             on_progress(ids.size)
     return Simulation(np.concatenate(regrets), np.concatenate(keys), marks, curve / config.runs)
 
@@ -153,7 +157,7 @@ def _chunk_rng(seed: int, stream: int, chunk: int) -> np.random.Generator:
     return np.random.default_rng(sequence)
 
 
-def _simulate_chunk(info, env, config, seed, chunk, ids, marks):
+def _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round=None):
     if isinstance(env, BallEnvironment):
         rng = _chunk_rng(seed, config.stream, chunk)
         out = simulate_ball(env, config.horizon, ids.size, rng, config.delta, config.batches, marks)
@@ -169,7 +173,9 @@ def _simulate_chunk(info, env, config, seed, chunk, ids, marks):
             )
         else:
             rule = registry.sequential_rule(config.algo, prior)
-            out = simulate_sequential(rule, env, config.horizon, ids, stream_seed, marks)
+            out = simulate_sequential(
+                rule, env, config.horizon, ids, stream_seed, marks, on_progress=per_round
+            )
         return out.regret, out.keys, out.curve
     algo = registry.build(config.algo, config.delta, config.batches)
     rng = _chunk_rng(seed, config.stream, chunk)
