@@ -1,0 +1,242 @@
+"""N independent executions of one algorithm on one instance, and what they show.
+
+:func:`run_experiment` simulates ``runs`` executions (fresh rewards and fresh internal
+randomness each) in fixed-size chunks, then reports the regret (mean with a 95% interval)
+and the list statistics the paper's definition is about. Executions are seeded per
+chunk (phase engine: ``SeedSequence(seed, spawn_key=(stream, chunk))``) or per execution
+(sequential algorithms: the counter RNG), so results depend only on the seed and the
+configuration — never on memory, workers or device.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from iclr25.core.bandit_replicable import registry
+from iclr25.core.bandit_replicable.environments import BallEnvironment
+from iclr25.core.bandit_replicable.linear_batched import simulate_ball
+from iclr25.core.bandit_replicable.schedule import simulate_aggregated
+from iclr25.core.bandit_replicable.sequential import simulate_sequential
+from iclr25.core.bandit_replicable.traces import list_statistics
+from iclr25.errors import UsageError
+
+CHUNK_RUNS = 20_000  # executions simulated together; fixed so results never depend on memory
+MEMORY_SHARE = 0.8  # of the available memory a run may plan to use
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    algo: str
+    horizon: int
+    runs: int = 1000
+    delta: float = 0.05  # δ of the (ℓ, δ) guarantee and of the confidence bounds
+    batches: int = 3  # B for list-batched / linear-batched
+    curve_points: int = 40  # log-spaced rounds at which the mean regret curve is recorded
+    device: str = "cpu"
+    stream: int = 0  # distinguishes experiments that share a seed (sweep cells)
+
+
+@dataclass
+class Simulation:
+    regret: np.ndarray  # (runs,) pseudo-regret per execution
+    keys: np.ndarray  # (runs, 2) uint64 trace keys
+    curve_t: np.ndarray  # (C,) rounds
+    curve_mean: np.ndarray  # (C,) mean regret after that many rounds
+
+
+def validate(config: SimulationConfig) -> registry.AlgorithmInfo:
+    info = registry.get(config.algo)
+    if not (0.0 < config.delta < 1.0):
+        raise UsageError(f"--delta {config.delta} is outside (0, 1)", "use e.g. --delta 0.05")
+    if config.runs < 1:
+        raise UsageError(f"--runs {config.runs} must be at least 1", "use e.g. --runs 1000")
+    if config.batches < 2:
+        raise UsageError(
+            f"--batches {config.batches} must be at least 2", "use --batches 2 or more"
+        )
+    return info
+
+
+def checkpoints(horizon: int, points: int, first: int = 1) -> np.ndarray:
+    if points <= 0:
+        return np.zeros(0, np.int64)
+    grid = np.geomspace(max(1, min(first, horizon)), horizon, points)
+    return np.unique(np.round(grid).astype(np.int64))
+
+
+# ---------------------------------------------------------------------------------------
+# Memory guard
+# ---------------------------------------------------------------------------------------
+def available_memory_bytes() -> int:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_needed_bytes(env, config: SimulationConfig) -> int:
+    """Peak bytes: 24 per execution kept (regret + key) plus one chunk's working arrays."""
+    chunk = min(config.runs, CHUNK_RUNS)
+    if isinstance(env, BallEnvironment):
+        d = env.dim
+        per_run = 8 * (6 * d + 3 * d * (2 * d + 1) + config.batches * d)
+    else:
+        k = env.k
+        per_run = 8 * 16 * k
+        if config.algo == "list-batched":
+            per_run += 8 * 3 * k * (k + 1)
+        if config.algo == "linear-batched":
+            d = env.features.shape[1] if env.features is not None else k
+            per_run += 8 * (4 * k + 3 * d * (2 * d + 1))
+    return 24 * config.runs + chunk * per_run
+
+
+def check_memory(env, config: SimulationConfig, available: int | None = None) -> None:
+    available = available_memory_bytes() if available is None else available
+    need = memory_needed_bytes(env, config)
+    allowed = MEMORY_SHARE * available
+    if need <= allowed:
+        return
+    fixed = memory_needed_bytes(env, SimulationConfig(**{**config.__dict__, "runs": 1})) - 24
+    most = max(0, int((allowed - fixed) // 24))
+    raise UsageError(
+        f"--runs {config.runs:,} needs about {_gib(need)} of memory and "
+        f"{_gib(available)} is available",
+        f"use --runs {most:,} or fewer",
+    )
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB"
+
+
+# ---------------------------------------------------------------------------------------
+# Simulation
+# ---------------------------------------------------------------------------------------
+def simulate(env, config: SimulationConfig, seed: int, on_progress: Callable | None = None):
+    """All executions of ``config.algo`` on ``env``: a :class:`Simulation`."""
+    info = validate(config)
+    _check_environment(info, env)
+    check_memory(env, config)
+    marks = checkpoints(config.horizon, config.curve_points)
+    regrets, keys = [], []
+    curve = np.zeros(marks.size)
+    for chunk, start in enumerate(range(0, config.runs, CHUNK_RUNS)):
+        ids = np.arange(start, min(config.runs, start + CHUNK_RUNS))
+        # sequential algorithms report rounds as they go, in units of whole executions
+        per_round = None
+        if on_progress is not None and info.kind == "sequential":
+            per_round = lambda rounds, n=ids.size: on_progress(n * rounds / config.horizon)  # noqa: E731
+        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round)
+        regrets.append(regret)
+        keys.append(key)
+        curve += part
+        if on_progress is not None and per_round is None:
+            on_progress(ids.size)
+    return Simulation(np.concatenate(regrets), np.concatenate(keys), marks, curve / config.runs)
+
+
+def _check_environment(info, env) -> None:
+    if isinstance(env, BallEnvironment) and info.name != "linear-batched":
+        raise UsageError(
+            f"{info.name} needs a finite set of arms, not the unit ball",
+            "use --algo linear-batched on the ball, or give --arms N",
+        )
+
+
+def _chunk_rng(seed: int, stream: int, chunk: int) -> np.random.Generator:
+    sequence = np.random.SeedSequence(seed & (2**63 - 1), spawn_key=(stream, chunk))
+    return np.random.default_rng(sequence)
+
+
+def _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round=None):
+    if isinstance(env, BallEnvironment):
+        rng = _chunk_rng(seed, config.stream, chunk)
+        out = simulate_ball(env, config.horizon, ids.size, rng, config.delta, config.batches, marks)
+        return out.regret, out.keys, out.curve
+    if info.kind == "sequential":
+        prior = 1.0 if env.noise == "bernoulli" else env.sigma
+        stream_seed = seed + 1_000_003 * config.stream
+        if config.device == "cuda" and env.k <= 64:
+            from iclr25.gpu.kernels.bandit_sequential import run_sequential_cuda
+
+            out = run_sequential_cuda(
+                config.algo, env, config.horizon, ids, stream_seed, marks, prior
+            )
+        else:
+            rule = registry.sequential_rule(config.algo, prior)
+            out = simulate_sequential(
+                rule, env, config.horizon, ids, stream_seed, marks, on_progress=per_round
+            )
+        return out.regret, out.keys, out.curve
+    algo = registry.build(config.algo, config.delta, config.batches)
+    rng = _chunk_rng(seed, config.stream, chunk)
+    out = simulate_aggregated(algo, env, config.horizon, ids.size, rng, marks)
+    return out.regret, out.keys, out.curve
+
+
+# ---------------------------------------------------------------------------------------
+# What the executions show
+# ---------------------------------------------------------------------------------------
+def problem_of(env, config: SimulationConfig) -> registry.Problem:
+    if isinstance(env, BallEnvironment):
+        return registry.Problem(k=0, dim=env.dim, delta=config.delta, batches=config.batches)
+    dim = env.features.shape[1] if env.features is not None else env.k
+    return registry.Problem(k=env.k, dim=dim, delta=config.delta, batches=config.batches)
+
+
+def regret_summary(regret: np.ndarray) -> dict:
+    n = regret.size
+    mean = float(regret.mean())
+    sd = float(regret.std(ddof=1)) if n > 1 else 0.0
+    half = 1.959963984540054 * sd / np.sqrt(n)  # normal 95% interval for the mean
+    return {
+        "mean_regret": mean,
+        "mean_regret_ci95": [mean - half, mean + half],
+        "regret_sd": sd,
+        "regret_median": float(np.median(regret)),
+        "regret_p95": float(np.quantile(regret, 0.95)),
+    }
+
+
+def summarize(sim: Simulation, env, config: SimulationConfig) -> dict:
+    info = registry.get(config.algo)
+    problem = problem_of(env, config)
+    stats = list_statistics(sim.keys, config.delta, top=10)
+    bound = info.list_bound(problem) if info.list_bound else None
+    held = None
+    if bound is not None:
+        share = 1.0 - info.list_delta(problem)
+        covering = stats.traces_covering if share < 1.0 else stats.distinct_traces
+        held = bool(covering <= bound)
+    return {
+        "algorithm": info.name,
+        "title": info.title,
+        "guarantee": info.guarantee,
+        "claimed_regret": info.claimed_regret,
+        "horizon": config.horizon,
+        "runs": config.runs,
+        "delta": config.delta,
+        "batches": config.batches if info.name in ("list-batched", "linear-batched") else None,
+        **regret_summary(sim.regret),
+        "regret_over_horizon": float(sim.regret.mean() / config.horizon),
+        "distinct_traces": stats.distinct_traces,
+        "list_bound": bound,
+        "traces_covering_1_minus_delta": stats.traces_covering,
+        "guarantee_held": held,
+        "top_trace_shares": stats.top_shares,
+        "regret_curve": {"t": sim.curve_t.tolist(), "mean_regret": sim.curve_mean.tolist()},
+        "instance": env.describe(),
+    }
+
+
+def run_experiment(env, config: SimulationConfig, seed: int, on_progress=None) -> dict:
+    return summarize(simulate(env, config, seed, on_progress), env, config)
