@@ -239,27 +239,55 @@ TK_DEV void load_tile(u32 base, const u16* g, i64 ld, int row0, int col0, int nr
 // ---------------------------------------------------------------------------------------
 // 4. Warp-level register tiles
 // ---------------------------------------------------------------------------------------
-// A operand, 16 x 16 block at (row0, col0) of a row-major tile ([M][K] storage).
+// Per-lane ldmatrix addresses of a tile, precomputed once. The swizzle depends on the row
+// only through row % 8 and on the column only through col % 64, so
+//   offset(row0 + r, x + 64 m) = row0 * COLS + 64 m + offset(r, x)   (row0 % 8 == 0)
+// (checked in tests/gpu/test_tile_layout.py). A lane keeps <= 4 offsets, for the column
+// blocks col_base + 16 k, and every block address is one of them plus a constant, instead
+// of one register per unrolled block. col_base may be a run-time value (a warp's column
+// offset); the column argument of operator() must be a compile-time multiple of 16.
+// QUAD: lanes address rows ldsm_row, cols ldsm_col (A operands, B from [K][N]);
+// otherwise rows ldsm_pair_row, cols ldsm_pair_col (A from [K][M], B from [N][K]).
+template <class Tile, bool QUAD>
+struct lane_addr {
+    static constexpr int kSlots = Tile::kCols >= 64 ? 4 : Tile::kCols / 16;
+    u32 off[kSlots];
+    TK_DEV explicit lane_addr(int lane, int col_base = 0) {
+        const int r = QUAD ? layout::ldsm_row(lane) : layout::ldsm_pair_row(lane);
+        const int c = QUAD ? layout::ldsm_col(lane) : layout::ldsm_pair_col(lane);
+#pragma unroll
+        for (int k = 0; k < kSlots; ++k) off[k] = 2u * Tile::offset(r, col_base + 16 * k + c);
+    }
+    // block (row0, col_base + dcol): row0 % 16 == 0, dcol a compile-time multiple of 16
+    TK_DEV u32 operator()(u32 base, int row0, int dcol) const {
+        return base + 2u * (row0 * Tile::kCols + 64 * (dcol / 64)) + off[(dcol % 64) / 16];
+    }
+};
 template <class Tile>
-TK_DEV void load_a(u32 (&a)[4], u32 base, int row0, int col0, int lane) {
-    ldsm_x4(a, Tile::addr(base, row0 + layout::ldsm_row(lane), col0 + layout::ldsm_col(lane)));
+using quad_addr = lane_addr<Tile, true>;
+template <class Tile>
+using pair_addr = lane_addr<Tile, false>;
+
+// A operand, 16 x 16 block at (row0, col0) of a row-major [M][K] tile.
+template <class Tile>
+TK_DEV void load_a(u32 (&a)[4], const quad_addr<Tile>& la, u32 base, int row0, int col0) {
+    ldsm_x4(a, la(base, row0, col0));
 }
 // A operand from a [K][M] tile (the transpose is what is multiplied): block (k0, m0).
 template <class Tile>
-TK_DEV void load_a_trans(u32 (&a)[4], u32 base, int k0, int m0, int lane) {
-    ldsm_x4_trans(a, Tile::addr(base, k0 + layout::ldsm_pair_row(lane),
-                                m0 + layout::ldsm_pair_col(lane)));
+TK_DEV void load_a_trans(u32 (&a)[4], const pair_addr<Tile>& la, u32 base, int k0, int m0) {
+    ldsm_x4_trans(a, la(base, k0, m0));
 }
 // Two B operands (n-tiles n0 and n0 + 8, k16 from k0) of a [N][K] tile:
 // b[0], b[1] belong to n-tile n0 and b[2], b[3] to n-tile n0 + 8.
 template <class Tile>
-TK_DEV void load_b_nk(u32 (&b)[4], u32 base, int n0, int k0, int lane) {
-    ldsm_x4(b, Tile::addr(base, n0 + layout::ldsm_pair_row(lane), k0 + layout::ldsm_pair_col(lane)));
+TK_DEV void load_b_nk(u32 (&b)[4], const pair_addr<Tile>& la, u32 base, int n0, int k0) {
+    ldsm_x4(b, la(base, n0, k0));
 }
 // The same two B operands from a [K][N] tile (block (k0, n0)), via ldmatrix.trans.
 template <class Tile>
-TK_DEV void load_b_kn(u32 (&b)[4], u32 base, int k0, int n0, int lane) {
-    ldsm_x4_trans(b, Tile::addr(base, k0 + layout::ldsm_row(lane), n0 + layout::ldsm_col(lane)));
+TK_DEV void load_b_kn(u32 (&b)[4], const quad_addr<Tile>& la, u32 base, int k0, int n0) {
+    ldsm_x4_trans(b, la(base, k0, n0));
 }
 
 // Accumulators of two neighbouring n-tiles (columns 16j..16j+7 and 16j+8..16j+15) as the

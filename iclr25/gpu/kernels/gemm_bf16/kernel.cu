@@ -22,17 +22,18 @@ constexpr int STAGE_BYTES = TileA::kBytes + TileB::kBytes;
 
 template <class T>
 __device__ __forceinline__ void gemm_stage_mma(float (&acc)[MT][NT][4], tk::u32 a_base,
-                                               tk::u32 b_base, int warp_m, int warp_n, int lane) {
+                                               tk::u32 b_base, const tk::quad_addr<TileA>& a_addr,
+                                               const tk::quad_addr<TileB>& b_addr, int warp_m) {
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
         tk::u32 b[NT / 2][4];
 #pragma unroll
         for (int j = 0; j < NT / 2; ++j)
-            tk::load_b_kn<TileB>(b[j], b_base, kk, warp_n * WN + j * 16, lane);
+            tk::load_b_kn<TileB>(b[j], b_addr, b_base, kk, j * 16);
 #pragma unroll
         for (int i = 0; i < MT; ++i) {
             tk::u32 a[4];
-            tk::load_a<TileA>(a, a_base, warp_m * WM + i * 16, kk, lane);
+            tk::load_a<TileA>(a, a_addr, a_base, warp_m * WM + i * 16, kk);
 #pragma unroll
             for (int j = 0; j < NT; ++j)
                 tk::dtype<T>::mma(acc[i][j], a, b[j / 2][(j & 1) * 2], b[j / 2][(j & 1) * 2 + 1]);
@@ -53,6 +54,8 @@ __device__ __forceinline__ void gemm_body(const tk::u16* __restrict__ A, const t
     const int m0 = tile_m * BM, n0 = tile_n * BN;
     const tk::u32 base = tk::smem_addr(smem);
     const int k_tiles = (K + BK - 1) / BK;
+    const tk::quad_addr<TileA> a_addr(lane);
+    const tk::quad_addr<TileB> b_addr(lane, warp_n * WN);  // the warp's 32 columns of B
 
     auto load_stage = [&](int stage, int kt) {
         const tk::u32 a_base = base + stage * STAGE_BYTES;
@@ -79,7 +82,7 @@ __device__ __forceinline__ void gemm_body(const tk::u16* __restrict__ A, const t
         if (next < k_tiles) load_stage(next % STAGES, next);  // overwrites k-tile kt-1's stage
         tk::cp_async_commit();
         const tk::u32 a_base = base + (kt % STAGES) * STAGE_BYTES;
-        gemm_stage_mma<T>(acc, a_base, a_base + TileA::kBytes, warp_m, warp_n, lane);
+        gemm_stage_mma<T>(acc, a_base, a_base + TileA::kBytes, a_addr, b_addr, warp_m);
     }
     tk::cp_async_wait<0>();
 
