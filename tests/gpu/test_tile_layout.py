@@ -128,7 +128,9 @@ def tile_in_smem(maps, matrix: np.ndarray) -> np.ndarray:
 
 
 # --- 1. fragment maps ----------------------------------------------------------------------
-@pytest.mark.parametrize(("table", "model", "count"), [("a", isa_a, 8), ("b", isa_b, 4), ("c", isa_c, 4)])
+@pytest.mark.parametrize(
+    ("table", "model", "count"), [("a", isa_a, 8), ("b", isa_b, 4), ("c", isa_c, 4)]
+)
 def test_fragment_maps_equal_the_isa_tables(maps, table, model, count):
     got = {(lane, i): (r, c) for lane, i, r, c in maps[table]}
     assert len(got) == 32 * count
@@ -209,7 +211,9 @@ def test_accumulator_reuse_as_a_operand_is_exact(maps):
     s = rng.normal(size=(16, 16))  # columns 0-7: n-tile 2j, 8-15: n-tile 2j + 1
     c_map = {(lane, i): (r, c) for lane, i, r, c in maps["c"]}
     c0 = np.array([[s[c_map[(lane, i)]] for i in range(4)] for lane in range(32)])
-    c1 = np.array([[s[c_map[(lane, i)][0], 8 + c_map[(lane, i)][1]] for i in range(4)] for lane in range(32)])
+    c1 = np.array(
+        [[s[c_map[(lane, i)][0], 8 + c_map[(lane, i)][1]] for i in range(4)] for lane in range(32)]
+    )
     a_regs = np.stack([c0[:, 0:2], c0[:, 2:4], c1[:, 0:2], c1[:, 2:4]], axis=1)  # (32, 4, 2)
     np.testing.assert_array_equal(a_regs, a_fragment(s))
 
@@ -237,7 +241,13 @@ def test_ldmatrix_phases_are_conflict_free(maps, cols):
             for c0 in range(0, cols, 16):
                 offs = lane_offsets(maps, pattern, cols, r0, c0)
                 for q in range(4):  # one 8x8 matrix (8 rows of 16 bytes) per phase
-                    assert len(bank_groups(offs[8 * q : 8 * q + 8])) == 8, (pattern, cols, r0, c0, q)
+                    assert len(bank_groups(offs[8 * q : 8 * q + 8])) == 8, (
+                        pattern,
+                        cols,
+                        r0,
+                        c0,
+                        q,
+                    )
 
 
 @pytest.mark.parametrize("cols", [32, 64, 128, 256])
@@ -268,10 +278,5 @@ def test_grouped_tile_order_is_a_bijection_with_group_locality(maps):
 def test_kv_tile_count_matches_brute_force(maps):
     assert maps["kvt"]
     for causal, n_kv, q0, count in maps["kvt"]:
-        needed = {
-            j // 64
-            for q in range(q0, q0 + 64)
-            for j in range(n_kv)
-            if not causal or j <= q
-        }
+        needed = {j // 64 for q in range(q0, q0 + 64) for j in range(n_kv) if not causal or j <= q}
         assert needed == set(range(count)), (causal, n_kv, q0, count)
