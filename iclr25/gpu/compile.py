@@ -187,6 +187,39 @@ def compile_all(
         return list(pool.map(lambda job: compile_kernel(*job, use_cache=use_cache), jobs))
 
 
+def lookup_cached(spec: KernelSpec, arch: str) -> CompileResult | None:
+    """The cached compile result of ``spec`` for ``arch``, without compiling (None if absent)."""
+    version = nvcc_version()
+    if version is None or arch not in spec.archs:
+        return None
+    hit = _result_from_cache(_cache_file(spec, arch, version))
+    if hit is not None:
+        hit.cached = True
+    return hit
+
+
+def build_cubin(spec: KernelSpec, arch: str) -> Path:
+    """Compile ``spec`` for ``arch`` with nvcc into a cubin kept in the cache (for targets
+    CuPy's NVRTC path cannot request, such as sm_90a); cached by the same key as the
+    compile check. Raises RuntimeError when nvcc is missing or the compile fails."""
+    nvcc, version = nvcc_path(), nvcc_version()
+    if nvcc is None or version is None:
+        raise RuntimeError(f"{spec.name} needs nvcc to be built for {arch}: put nvcc on PATH")
+    path = cache_dir("cubin") / f"{spec.name}-{arch}-{_cache_key(spec, arch, version)}.cubin"
+    if path.exists():
+        return path
+    with tempfile.TemporaryDirectory(prefix="iclr25-cubin-", dir=path.parent) as tmp:
+        out = Path(tmp) / path.name
+        cmd = [nvcc, "-cubin", f"-arch={arch}", *NVCC_FLAGS, f"-I{include_dir()}", *spec.options]
+        proc = subprocess.run(
+            [*cmd, "-o", str(out), str(spec.source_path())], capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"nvcc failed for {spec.name} ({arch}): {proc.stderr[-2000:]}")
+        os.replace(out, path)
+    return path
+
+
 def cached_status(archs: tuple[str, ...] = DEFAULT_ARCHS) -> list[dict]:
     """What the compile cache knows, without compiling: one row per (kernel, arch)."""
     version = nvcc_version()

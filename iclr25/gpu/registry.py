@@ -91,11 +91,27 @@ def device_arch(cupy) -> str:
     return arch + "a" if (major, minor) == (9, 0) else arch
 
 
+def needs_arch_specific_target(spec: KernelSpec) -> bool:
+    """True when every arch the kernel is built for is an arch-specific target (``sm_90a``):
+    it uses features (wgmma, setmaxnreg) that the plain ``sm_90`` target lacks."""
+    return all(arch.endswith("a") for arch in spec.archs)
+
+
+def nvrtc_options(spec: KernelSpec) -> tuple[str, ...]:
+    """Options for ``cupy.RawModule(code=...)``. No ``-arch``: CuPy appends
+    ``-arch=sm_XY`` for the current device itself, and NVRTC rejects a second
+    ``--gpu-architecture`` (NVRTC_ERROR_INVALID_OPTION; CuPy issue #3292)."""
+    return ("-std=c++17", f"-I{include_dir()}", *spec.options)
+
+
 @functools.cache
 def load_module(name: str):
-    """Compile kernel ``name`` with NVRTC for the current device, once per process.
+    """Compile kernel ``name`` for the current device, once per process.
 
-    CuPy also caches the compiled binary on disk (``CUPY_CACHE_DIR``)."""
+    Kernels for plain archs go through CuPy's NVRTC path (``RawModule(code=...)``, cached
+    on disk by CuPy under ``CUPY_CACHE_DIR``). CuPy cannot request an arch-specific target
+    such as ``sm_90a``, so kernels built only for such targets are compiled with nvcc into
+    a cached cubin (:func:`iclr25.gpu.compile.build_cubin`) and loaded from it."""
     from iclr25.gpu import get_cupy
 
     cupy = get_cupy()
@@ -103,9 +119,14 @@ def load_module(name: str):
         raise RuntimeError("load_module needs CuPy and a CUDA device")
     spec = get_kernel(name)
     arch = device_arch(cupy)
-    options = ("-std=c++17", f"-I{include_dir()}", f"--gpu-architecture={arch}", *spec.options)
+    if needs_arch_specific_target(spec):
+        if arch not in spec.archs:
+            raise RuntimeError(f"kernel {name} runs only on {', '.join(spec.archs)}, not {arch}")
+        from iclr25.gpu.compile import build_cubin
+
+        return cupy.RawModule(path=str(build_cubin(spec, arch)))
     return cupy.RawModule(
         code=spec.read_source(),
-        options=options,
+        options=nvrtc_options(spec),
         name_expressions=spec.name_expressions or None,
     )
