@@ -60,15 +60,15 @@ def _probe(refs: dict[str, Callable[[int], Any]], unavailable: dict[str, str]) -
 
 # --- GEMM -----------------------------------------------------------------------------------
 def build_gemm_gpu(
-    m: int, n: int, k: int, dtype: str, sets: int, seed: int, with_ours: bool
+    m: int, n: int, k: int, dtype: str, sets: int, seed: int, with_ours: bool, device: str = "cuda"
 ) -> Built:
     import torch
 
     from iclr25.gpu.kernels.gemm_bf16 import gemm, gemm_reference, gemm_tolerance
 
-    tdt, gen = torch_dtype(dtype), _generator("cuda", seed)
-    a = torch.randn(m, k, device="cuda", dtype=tdt, generator=gen)
-    b = torch.randn(k, n, device="cuda", dtype=tdt, generator=gen)
+    tdt, gen = torch_dtype(dtype), _generator(device, seed)
+    a = torch.randn(m, k, device=device, dtype=tdt, generator=gen)
+    b = torch.randn(k, n, device=device, dtype=tdt, generator=gen)
     data = _rotate((a, b), sets)
     refs = {"cuBLAS (torch.matmul)": lambda i: torch.matmul(*data[i])}
     return Built(
@@ -124,6 +124,7 @@ def build_attention_gpu(
     sets: int,
     seed: int,
     with_ours: bool,
+    device: str = "cuda",
 ) -> Built:
     import torch
     from torch.nn.attention import sdpa_kernel
@@ -135,7 +136,7 @@ def build_attention_gpu(
     )
 
     tdt = torch_dtype(dtype)
-    q, k, v = _qkv((batch, heads, n, d), n, tdt, "cuda", seed)
+    q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed)
     data = _rotate((q, k, v), sets)
     sdpa = torch.nn.functional.scaled_dot_product_attention
 
@@ -214,6 +215,7 @@ def build_linear_gpu(
     sets: int,
     seed: int,
     with_ours: bool,
+    device: str = "cuda",
 ) -> Built:
     from iclr25.gpu.kernels.linear_attention import (
         linear_attention,
@@ -222,10 +224,10 @@ def build_linear_gpu(
     )
 
     tdt = torch_dtype(dtype)
-    q, k, v = _qkv((batch, heads, n, d), n, tdt, "cuda", seed)
+    q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed)
     q, k = q / math.sqrt(d), k / math.sqrt(d)
     data = _rotate((q, k, v), sets)
-    slopes = alibi_slopes(heads, "cuda") if decay else None
+    slopes = alibi_slopes(heads, device) if decay else None
     refs = {
         "PyTorch chunked": lambda i: linear_attention_chunked(*data[i], slopes),
         "flash-linear-attention": _fla_reference(data, slopes),

@@ -180,8 +180,12 @@ def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
     return cases
 
 
+#: where the "cuda" cases put their tensors (tests run the GPU code path on "cpu")
+GPU_TENSOR_DEVICE = "cuda"
+
+
 def _gpu(builder, *args, seed: int, sets: int, with_ours: bool):
-    return builder(*args, sets=sets, seed=seed, with_ours=with_ours)
+    return builder(*args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE)
 
 
 def _cpu(builder, *args, seed: int, sets: int, with_ours: bool):
