@@ -41,7 +41,7 @@ __device__ __forceinline__ void lin_inter(float (&o)[BDV / 8][4], tk::u32 q_base
                                           const tk::quad_addr<typename LinTiles<DK>::QK>& q_addr,
                                           tk::u32 s_base,
                                           const tk::quad_addr<typename LinTiles<DK>::S>& s_addr,
-                                          const float* pow, int warp, int lane) {
+                                          const float* lam_pow, int warp, int lane) {
     using QK = typename LinTiles<DK>::QK;
     using S = typename LinTiles<DK>::S;
 #pragma unroll
@@ -58,7 +58,7 @@ __device__ __forceinline__ void lin_inter(float (&o)[BDV / 8][4], tk::u32 q_base
     }
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-        const float f = pow[warp * 16 + tk::layout::c_row(lane, e) + 1];
+        const float f = lam_pow[warp * 16 + tk::layout::c_row(lane, e) + 1];
 #pragma unroll
         for (int j = 0; j < BDV / 8; ++j) o[j][e] *= f;
     }
@@ -73,7 +73,7 @@ __device__ __forceinline__ void lin_intra(float (&o)[BDV / 8][4], tk::u32 q_base
                                           const tk::pair_addr<typename LinTiles<DK>::QK>& k_addr,
                                           tk::u32 v_base,
                                           const tk::quad_addr<typename LinTiles<DK>::V>& v_addr,
-                                          const float* pow, int warp, int lane) {
+                                          const float* lam_pow, int warp, int lane) {
     using QK = typename LinTiles<DK>::QK;
     using V = typename LinTiles<DK>::V;
 #pragma unroll
@@ -94,7 +94,7 @@ __device__ __forceinline__ void lin_intra(float (&o)[BDV / 8][4], tk::u32 q_base
             for (int e = 0; e < 4; ++e) {
                 const int row = warp * 16 + tk::layout::c_row(lane, e);
                 const int col = j * 16 + h * 8 + tk::layout::c_col(lane, e);
-                p[h][e] = col <= row ? p[h][e] * pow[row - col] : 0.f;
+                p[h][e] = col <= row ? p[h][e] * lam_pow[row - col] : 0.f;
             }
         tk::u32 a[4];
         tk::acc_to_a<T>(a, p[0], p[1]);
@@ -110,12 +110,12 @@ __device__ __forceinline__ void lin_intra(float (&o)[BDV / 8][4], tk::u32 q_base
 
 // V row j *= lambda^(C-1-j), in place (a row is one contiguous run of 16-byte units).
 template <class T>
-__device__ __forceinline__ void lin_decay_v(unsigned char* v_ptr, const float* pow, int tid) {
+__device__ __forceinline__ void lin_decay_v(unsigned char* v_ptr, const float* lam_pow, int tid) {
     constexpr int kUnits = C * BDV / 8;
 #pragma unroll
     for (int i = 0; i < kUnits / THREADS; ++i) {
         const int u = tid + i * THREADS;
-        const float f = pow[C - 1 - u / (BDV / 8)];
+        const float f = lam_pow[C - 1 - u / (BDV / 8)];
         tk::u32* w = reinterpret_cast<tk::u32*>(v_ptr + 16 * u);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -132,11 +132,11 @@ __device__ __forceinline__ void lin_state(float (&state)[DK / 64][BDV / 8][4], t
                                           const tk::pair_addr<typename LinTiles<DK>::QK>& kt_addr,
                                           tk::u32 v_base,
                                           const tk::quad_addr<typename LinTiles<DK>::V>& v_addr,
-                                          tk::u32 s_base, const float* pow, int warp, int lane) {
+                                          tk::u32 s_base, const float* lam_pow, int warp, int lane) {
     using QK = typename LinTiles<DK>::QK;
     using V = typename LinTiles<DK>::V;
     using S = typename LinTiles<DK>::S;
-    const float keep = pow[C];
+    const float keep = lam_pow[C];
 #pragma unroll
     for (int mt = 0; mt < DK / 64; ++mt) {
 #pragma unroll
@@ -184,10 +184,10 @@ __device__ __forceinline__ void lin_attn_body(const tk::u16* __restrict__ Q,
     const int dv_valid = DV - dv0 < BDV ? DV - dv0 : BDV;
     const tk::u32 base = tk::smem_addr(smem);
     const tk::u32 s_s = base + 2 * Tiles::kStageBytes;
-    float* pow = reinterpret_cast<float*>(smem + 2 * Tiles::kStageBytes + Tiles::S::kBytes);
+    float* lam_pow = reinterpret_cast<float*>(smem + 2 * Tiles::kStageBytes + Tiles::S::kBytes);
     const float decay_log2 = slopes != nullptr ? -slopes[bh % H] * LOG2E : 0.f;
     const bool decay = decay_log2 != 0.f;
-    if (tid <= C) pow[tid] = exp2f(decay_log2 * tid);  // lambda^tid (exactly 1 without decay)
+    if (tid <= C) lam_pow[tid] = exp2f(decay_log2 * tid);  // lambda^tid (exactly 1 without decay)
     const int n_chunks = (N + C - 1) / C;
 
     auto load_chunk = [&](int stage, int c) {
@@ -219,8 +219,8 @@ __device__ __forceinline__ void lin_attn_body(const tk::u16* __restrict__ Q,
 
         float out[BDV / 8][4];
         tk::zero(out);
-        if (c > 0) lin_inter<T, DK>(out, q_s, q_addr, s_s, s_addr, pow, warp, lane);
-        lin_intra<T, DK>(out, q_s, q_addr, k_s, k_addr, v_s, v_addr, pow, warp, lane);
+        if (c > 0) lin_inter<T, DK>(out, q_s, q_addr, s_s, s_addr, lam_pow, warp, lane);
+        lin_intra<T, DK>(out, q_s, q_addr, k_s, k_addr, v_s, v_addr, lam_pow, warp, lane);
 #pragma unroll
         for (int d = 0; d < BDV / 8; ++d)
             tk::store_acc<T>(o, DV, N - c * C, dv_valid, warp * 16, d * 8, out[d], lane, true);
@@ -228,10 +228,10 @@ __device__ __forceinline__ void lin_attn_body(const tk::u16* __restrict__ Q,
         if (c + 1 == n_chunks) break;  // the final state is not needed
         __syncthreads();  // every warp is done reading the state copy and the raw V
         if (decay) {
-            lin_decay_v<T>(smem + (v_s - base), pow, tid);
+            lin_decay_v<T>(smem + (v_s - base), lam_pow, tid);
             __syncthreads();
         }
-        lin_state<T, DK>(state, k_s, kt_addr, v_s, v_addr, s_s, pow, warp, lane);
+        lin_state<T, DK>(state, k_s, kt_addr, v_s, v_addr, s_s, lam_pow, warp, lane);
     }
     tk::cp_async_wait<0>();
 }
