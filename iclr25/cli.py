@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cite",
     "demo",
     "bandit_replicable",
+    "gpu_bench",
 )
 
 

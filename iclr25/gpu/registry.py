@@ -99,8 +99,11 @@ def needs_arch_specific_target(spec: KernelSpec) -> bool:
 
 def nvrtc_options(spec: KernelSpec) -> tuple[str, ...]:
     """Options for ``cupy.RawModule(code=...)``. No ``-arch``: CuPy appends
-    ``-arch=sm_XY`` for the current device itself, and NVRTC rejects a second
-    ``--gpu-architecture`` (NVRTC_ERROR_INVALID_OPTION; CuPy issue #3292)."""
+    ``-arch=sm_XY`` for the current device itself. A second arch option is an error in older
+    NVRTC (NVRTC_ERROR_INVALID_OPTION, CuPy issue #3292); NVRTC 12.9 accepts it, with a
+    "followed by" warning or silently, and which target wins depends on the pair — so the
+    build would depend on the NVRTC version. Targets CuPy cannot ask for (sm_90a) go
+    through nvcc instead (:func:`load_module`)."""
     return ("-std=c++17", f"-I{include_dir()}", *spec.options)
 
 

@@ -1,0 +1,299 @@
+"""One gpu-bench run: the compile report, then GPU timings or CPU reference timings.
+
+For every case (ops.py) the harness (harness.py) times our kernel and each reference on
+rotated input sets, and the error of each against a high-precision output is recorded.
+Row fields: ``op``, ``shape``, ``dtype``, ``kernel``, ``ours_tflops``, ``ours_ms``,
+``reference``, ``reference_tflops``, ``reference_ms``, ``ratio`` (ours / reference
+TFLOP/s), ``peak_tflops``, ``pct_of_peak``, ``max_abs_err`` (ours vs exact),
+``reference_max_abs_err``, ``within_tolerance``, ``sets`` (input sets rotated), ``note``.
+On a CPU the kernels cannot run: ``ours_*`` are null and the references are timed in fp32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from iclr25.core.gpu_bench import flops as flops_mod
+from iclr25.core.gpu_bench import harness, ops, peaks
+from iclr25.core.gpu_bench.ops import OpOptions
+from iclr25.errors import InputError, UsageError
+
+GIB = 2**30
+CPU_CACHE_FALLBACK = 32 * 2**20
+
+
+@dataclass(frozen=True)
+class GpuBenchConfig:
+    ops: tuple[str, ...] = ()  # empty: every op
+    sizes: tuple[str, ...] = ()  # empty: each op's defaults
+    options: OpOptions = field(default_factory=OpOptions)
+    repeats: int | None = None  # None: 20 (GPU), 10 (GPU --quick), 5 (CPU)
+    warmup: int | None = None  # None: 5 (GPU), 1 (CPU)
+    peak_tflops: float | None = None  # overrides the peaks table
+
+    def timing(self, device: str) -> harness.TimingConfig:
+        if device == "cuda":
+            repeats = self.repeats or (10 if self.options.quick else 20)
+            return harness.TimingConfig(
+                warmup=5 if self.warmup is None else self.warmup, repeats=repeats
+            )
+        return harness.TimingConfig(
+            warmup=1 if self.warmup is None else self.warmup, repeats=self.repeats or 5
+        )
+
+
+# --- compile report ---------------------------------------------------------------------
+def kernel_row(result) -> dict:
+    row = {k: getattr(result, k) for k in ("name", "arch", "ok", "registers", "spills", "seconds")}
+    row.update(skipped=result.skipped, cached=result.cached)
+    if result.reason:
+        row["reason"] = result.reason
+    return row
+
+
+def compile_report(no_compile: bool) -> list[dict]:
+    """Every kernel x arch: compiled now (cached by source hash), or only looked up."""
+    from iclr25.gpu import compile as gpu_compile
+    from iclr25.gpu.registry import DEFAULT_ARCHS, all_kernels
+
+    if not no_compile:
+        return [kernel_row(r) for r in gpu_compile.compile_all(DEFAULT_ARCHS)]
+    rows = []
+    for spec in all_kernels():
+        for arch in DEFAULT_ARCHS:
+            if arch not in spec.archs:
+                rows.append(kernel_row(gpu_compile.compile_kernel(spec, arch)))  # a skip, no nvcc
+                continue
+            hit = gpu_compile.lookup_cached(spec, arch)
+            if hit is not None:
+                rows.append(kernel_row(hit))
+            else:
+                rows.append(
+                    {
+                        "name": spec.name,
+                        "arch": arch,
+                        "ok": None,
+                        "registers": None,
+                        "spills": None,
+                        "seconds": None,
+                        "skipped": False,
+                        "cached": False,
+                        "reason": "not compiled yet (run gpu-bench --compile-only)",
+                    }
+                )
+    return rows
+
+
+# --- device facts -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeviceFacts:
+    kind: str  # "cuda" or "cpu"
+    name: str | None
+    capability: tuple[int, int] | None
+    free_bytes: int
+    cache_bytes: int  # L2 (GPU) or last-level cache (CPU)
+
+
+def cuda_facts() -> DeviceFacts:
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    free, _ = torch.cuda.mem_get_info(0)
+    l2 = int(getattr(props, "L2_cache_size", 0) or 50 * 2**20)
+    return DeviceFacts("cuda", props.name, (props.major, props.minor), int(free), l2)
+
+
+def cpu_facts() -> DeviceFacts:
+    free = 4 * GIB
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    free = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    cache = CPU_CACHE_FALLBACK
+    for index in (3, 2):
+        try:
+            with open(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size") as fh:
+                text = fh.read().strip().upper()
+            cache = int(text.rstrip("KMG")) * {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1], 1)
+            break
+        except (OSError, ValueError):
+            continue
+    return DeviceFacts("cpu", None, None, free, cache)
+
+
+def check_device_support(dtype: str, capability: tuple[int, int], requested_ops: list[str]) -> None:
+    """The tile kernels need sm_80+ (mma.sync m16n8k16, cp.async, bf16): refuse earlier GPUs."""
+    tile_ops = [op for op in requested_ops if op in ops.FIRST_CLASS]
+    if not tile_ops or capability >= (8, 0):
+        return
+    cc = f"{capability[0]}.{capability[1]}"
+    if dtype == "bf16":
+        raise UsageError(
+            f"bf16 tensor cores need compute capability 8.0 or newer; this GPU is {cc}",
+            "run on an Ampere or newer GPU (fp16 needs sm_80 too for these kernels: mma m16n8k16, "
+            "cp.async), or restrict --ops to hot-path kernels",
+        )
+    raise UsageError(
+        f"the tile kernels ({', '.join(tile_ops)}) need compute capability 8.0 or newer; "
+        f"this GPU is {cc}",
+        "run on an Ampere or newer GPU, or restrict --ops to hot-path kernels",
+    )
+
+
+def plan_sets(case: ops.BenchCase, facts: DeviceFacts) -> int:
+    """Input sets for ``case``; InputError when even one does not fit in memory."""
+    usable = facts.free_bytes * (0.9 if facts.kind == "cuda" else 0.5)
+    needed = case.set_bytes + case.extra_bytes
+    if needed > usable:
+        where = "device" if facts.kind == "cuda" else "host"
+        raise InputError(
+            f"{case.op} {case.shape} needs about {needed / GIB:.1f} GiB of {where} memory; "
+            f"{usable / GIB:.1f} GiB is usable",
+            "pass smaller --sizes (or --batch / --heads)",
+        )
+    if not case.rotate:
+        return 1
+    budget = min(usable * 0.6 - case.extra_bytes, 16 * GIB if facts.kind == "cuda" else 2 * GIB)
+    return harness.rotation_count(case.set_bytes, facts.cache_bytes, int(max(budget, 0)))
+
+
+# --- measuring ----------------------------------------------------------------------------
+def to_torch(x):
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return x
+    if hasattr(x, "__dlpack__"):
+        return torch.from_dlpack(x)
+    import numpy as np
+
+    return torch.as_tensor(np.asarray(x))
+
+
+def error_stats(out, exact, rtol: float, atol: float, scaled: bool) -> tuple[float, bool]:
+    """(max |out - exact|, every element within atol' + rtol |exact|); atol' = atol max|exact|
+    when ``scaled``."""
+    a, e = to_torch(out).double(), to_torch(exact).double().to(to_torch(out).device)
+    if a.numel() == 0:
+        return 0.0, True
+    diff = (a - e).abs()
+    bound = atol * (float(e.abs().max()) if scaled else 1.0) + rtol * e.abs()
+    return float(diff.max()), bool((diff <= bound).all())
+
+
+def _time(fn: Callable[[int], Any], sets: int, timing, clock) -> harness.Timing:
+    return harness.time_calls([lambda i=i: fn(i) for i in range(sets)], timing, clock)
+
+
+def measure_case(
+    case: ops.BenchCase, sets: int, with_ours: bool, timing, clock, peak
+) -> list[dict]:
+    built = case.build(sets=sets, with_ours=with_ours)
+    exact = built.exact() if built.exact is not None else None
+    base = {
+        "op": case.op,
+        "shape": case.shape,
+        "dtype": case.dtype,
+        "kernel": case.kernel if with_ours else None,
+    }
+    ours: dict[str, Any] = {
+        "ours_tflops": None,
+        "ours_ms": None,
+        "max_abs_err": None,
+        "within_tolerance": None,
+    }
+    if built.ours is not None:
+        t = _time(built.ours, sets, timing, clock)
+        ours.update(ours_tflops=flops_mod.tflops(case.flops, t.median_s), ours_ms=1e3 * t.median_s)
+        if exact is not None:
+            err, ok = error_stats(built.ours(0), exact, *built.tolerance, built.tolerance_scaled)
+            ours.update(max_abs_err=err, within_tolerance=ok)
+    rows = []
+    for name, fn in built.references.items():
+        t = _time(fn, sets, timing, clock)
+        ref_tflops = flops_mod.tflops(case.flops, t.median_s)
+        ref_err = error_stats(fn(0), exact, 0.0, 0.0, False)[0] if exact is not None else None
+        rows.append(_row(base, ours, name, ref_tflops, 1e3 * t.median_s, ref_err, peak, sets, ""))
+    for name, why in built.unavailable.items():
+        rows.append(_row(base, ours, name, None, None, None, peak, sets, f"unavailable: {why}"))
+    return rows
+
+
+def _row(base, ours, reference, ref_tflops, ref_ms, ref_err, peak, sets, note) -> dict:
+    ratio = None
+    if ours["ours_tflops"] is not None and ref_tflops:
+        ratio = ours["ours_tflops"] / ref_tflops
+    return {
+        **base,
+        "ours_tflops": ours["ours_tflops"],
+        "ours_ms": ours["ours_ms"],
+        "reference": reference,
+        "reference_tflops": ref_tflops,
+        "reference_ms": ref_ms,
+        "ratio": ratio,
+        "peak_tflops": peak,
+        "pct_of_peak": peaks.percent_of_peak(ours["ours_tflops"], peak),
+        "max_abs_err": ours["max_abs_err"],
+        "reference_max_abs_err": ref_err,
+        "within_tolerance": ours["within_tolerance"],
+        "sets": sets,
+        "note": note,
+    }
+
+
+# --- the two runs -----------------------------------------------------------------------
+def requested_ops(config: GpuBenchConfig) -> list[str]:
+    """``--ops`` validated; with ``--sizes`` and no ``--ops``, only the sized ops."""
+    if not config.ops and config.sizes:
+        return list(ops.FIRST_CLASS)
+    return ops.resolve_ops(list(config.ops) or None)
+
+
+def run_gpu(config: GpuBenchConfig, warn: Callable[[str], None], on_progress=None) -> list[dict]:
+    """Time our kernels and the references on the CUDA device: the rows."""
+    import torch
+
+    from iclr25.gpu import get_cupy
+
+    facts = cuda_facts()
+    names = requested_ops(config)
+    check_device_support(config.options.dtype, facts.capability, names)
+    with_ours = get_cupy() is not None
+    if not with_ours:
+        warn("CuPy is not installed, so only the references are timed (pip install -e '.[gpu]')")
+    peak = config.peak_tflops or peaks.dense_peak_tflops(facts.name, config.options.dtype)
+    if peak is None:
+        warn(f"no dense peak known for {facts.name}: pass --peak-tflops for % of peak")
+    cases = ops.expand_cases(names, list(config.sizes) or None, config.options, "cuda")
+    plans = [plan_sets(case, facts) for case in cases]  # refuse oversized runs up front
+    timing, clock, rows = config.timing("cuda"), harness.CudaEventClock(), []
+    for case, sets in zip(cases, plans, strict=True):
+        rows.extend(measure_case(case, sets, with_ours, timing, clock, peak))
+        torch.cuda.empty_cache()
+        if on_progress:
+            on_progress(1, case=f"{case.op} {case.shape}")
+    return rows
+
+
+def run_cpu_reference(config: GpuBenchConfig, on_progress=None) -> tuple[list[dict], list[str]]:
+    """Time the CPU references of the first-class ops: (rows, ops that need a GPU)."""
+    names = requested_ops(config)
+    facts = cpu_facts()
+    cases = ops.expand_cases(names, list(config.sizes) or None, config.options, "cpu")
+    plans = [plan_sets(case, facts) for case in cases]
+    timing, clock, rows = config.timing("cpu"), harness.PerfCounterClock(), []
+    for case, sets in zip(cases, plans, strict=True):
+        rows.extend(measure_case(case, sets, False, timing, clock, None))
+        if on_progress:
+            on_progress(1, case=f"{case.op} {case.shape}")
+    return rows, [op for op in names if op not in ops.FIRST_CLASS]
+
+
+def count_cases(config: GpuBenchConfig, device: str) -> int:
+    names = requested_ops(config)
+    return len(ops.expand_cases(names, list(config.sizes) or None, config.options, device))

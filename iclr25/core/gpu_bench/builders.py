@@ -1,0 +1,282 @@
+"""Inputs, our kernel and the references of each benchmarked op, built on one device.
+
+A builder returns a :class:`Built`: ``ours(i)`` and every ``references[name](i)`` compute
+the op on input set ``i`` (the harness rotates through ``sets`` identical-valued copies so
+caches are cold); ``exact()`` is the high-precision output on set 0 that errors are
+measured against (fp32 torch on a GPU for 16-bit inputs, fp64 on the CPU for the fp32
+CPU references). References a machine cannot run (an SDPA backend this GPU lacks,
+flash-linear-attention not installed) are listed in ``unavailable`` with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+#: scores of at most this many bytes per chunk when the fp32 attention reference runs
+REFERENCE_CHUNK_BYTES = 1 << 30
+
+
+@dataclass
+class Built:
+    ours: Callable[[int], Any] | None
+    references: dict[str, Callable[[int], Any]]
+    exact: Callable[[], Any] | None
+    #: error bound of ours vs exact: (rtol, atol), atol relative to max |exact| if scaled
+    tolerance: tuple[float, float] = (0.0, 0.0)
+    tolerance_scaled: bool = False
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, TORCH_DTYPES.get(name, name))
+
+
+def _generator(device: str, seed: int):
+    import torch
+
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def _rotate(first: tuple, sets: int) -> list[tuple]:
+    """``sets`` input sets with the values of ``first`` (copies in distinct memory)."""
+    return [first] + [tuple(t.clone() for t in first) for _ in range(sets - 1)]
+
+
+def _probe(refs: dict[str, Callable[[int], Any]], unavailable: dict[str, str]) -> None:
+    """Run every reference once; move those that fail to ``unavailable``."""
+    for name in list(refs):
+        try:
+            refs[name](0)
+        except Exception as exc:  # a missing backend or package: report, do not fail the run
+            unavailable[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+            del refs[name]
+
+
+# --- GEMM -----------------------------------------------------------------------------------
+def build_gemm_gpu(
+    m: int, n: int, k: int, dtype: str, sets: int, seed: int, with_ours: bool, device: str = "cuda"
+) -> Built:
+    import torch
+
+    from iclr25.gpu.kernels.gemm_bf16 import gemm, gemm_reference, gemm_tolerance
+
+    tdt, gen = torch_dtype(dtype), _generator(device, seed)
+    a = torch.randn(m, k, device=device, dtype=tdt, generator=gen)
+    b = torch.randn(k, n, device=device, dtype=tdt, generator=gen)
+    data = _rotate((a, b), sets)
+    refs = {"cuBLAS (torch.matmul)": lambda i: torch.matmul(*data[i])}
+    return Built(
+        ours=(lambda i: gemm(*data[i])) if with_ours else None,
+        references=refs,
+        exact=lambda: gemm_reference(a, b),
+        tolerance=gemm_tolerance(tdt, k),
+    )
+
+
+def build_gemm_cpu(m: int, n: int, k: int, sets: int, seed: int) -> Built:
+    import torch
+
+    gen = _generator("cpu", seed)
+    a, b = torch.randn(m, k, generator=gen), torch.randn(k, n, generator=gen)
+    data = _rotate((a, b), sets)
+    return Built(
+        ours=None,
+        references={"torch.matmul (fp32, CPU)": lambda i: torch.matmul(*data[i])},
+        exact=lambda: a.double() @ b.double(),
+    )
+
+
+# --- attention ------------------------------------------------------------------------------
+def _qkv(shape_q: tuple, n_kv: int, dtype, device: str, seed: int) -> tuple:
+    import torch
+
+    gen = _generator(device, seed)
+    q = torch.randn(*shape_q, device=device, dtype=dtype, generator=gen)
+    kv_shape = (*shape_q[:-2], n_kv, shape_q[-1])
+    k, v = (torch.randn(*kv_shape, device=device, dtype=dtype, generator=gen) for _ in range(2))
+    return q, k, v
+
+
+def _sdpa_backends() -> dict[str, Any]:
+    from torch.nn.attention import SDPBackend
+
+    names = {
+        "flash": "FLASH_ATTENTION",
+        "efficient": "EFFICIENT_ATTENTION",
+        "cudnn": "CUDNN_ATTENTION",
+    }
+    return {f"SDPA {k}": getattr(SDPBackend, v) for k, v in names.items() if hasattr(SDPBackend, v)}
+
+
+def build_attention_gpu(
+    batch: int,
+    heads: int,
+    n: int,
+    d: int,
+    causal: bool,
+    dtype: str,
+    sets: int,
+    seed: int,
+    with_ours: bool,
+    device: str = "cuda",
+) -> Built:
+    import torch
+    from torch.nn.attention import sdpa_kernel
+
+    from iclr25.gpu.kernels.attention_fwd import (
+        attention_forward,
+        attention_reference,
+        attention_tolerance,
+    )
+
+    tdt = torch_dtype(dtype)
+    q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed)
+    data = _rotate((q, k, v), sets)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def with_backend(backend):
+        def run(i):
+            with sdpa_kernel(backend):
+                return sdpa(*data[i], is_causal=causal)
+
+        return run
+
+    refs = {name: with_backend(backend) for name, backend in _sdpa_backends().items()}
+    unavailable: dict[str, str] = {}
+    _probe(refs, unavailable)
+    chunk = max(1, REFERENCE_CHUNK_BYTES // (3 * 4 * n * n))  # scores + softmax + mask
+    return Built(
+        ours=(lambda i: attention_forward(*data[i], causal=causal)) if with_ours else None,
+        references=refs,
+        exact=lambda: attention_reference(q, k, v, causal, batch_chunk=chunk)[0],
+        tolerance=attention_tolerance(tdt),
+        unavailable=unavailable,
+    )
+
+
+def build_attention_cpu(
+    batch: int, heads: int, n: int, d: int, causal: bool, sets: int, seed: int
+) -> Built:
+    import torch
+
+    from iclr25.gpu.kernels.attention_fwd import attention_reference
+
+    q, k, v = _qkv((batch, heads, n, d), n, torch.float32, "cpu", seed)
+    data = _rotate((q, k, v), sets)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    refs = {
+        "torch SDPA (fp32, CPU)": lambda i: sdpa(*data[i], is_causal=causal),
+        "softmax(QK^T)V (fp32, CPU)": lambda i: attention_reference(*data[i], causal)[0],
+    }
+    return Built(
+        ours=None,
+        references=refs,
+        exact=lambda: attention_reference(q, k, v, causal, dtype=torch.float64)[0],
+    )
+
+
+# --- linear attention -----------------------------------------------------------------------
+def alibi_slopes(heads: int, device: str = "cpu"):
+    """Per-head decay slopes 2^(-8 (h + 1) / H) (ALiBi's, as used by Lightning Attention)."""
+    import torch
+
+    return torch.tensor([2.0 ** (-8.0 * (h + 1) / heads) for h in range(heads)], device=device)
+
+
+def _fla_reference(data: list[tuple], slopes) -> Callable[[int], Any]:
+    """flash-linear-attention's chunked kernels (layout (B, T, H, D)); import errors surface
+    when the reference is probed."""
+
+    def run(i):
+        from fla.ops.linear_attn import chunk_linear_attn
+        from fla.ops.simple_gla import chunk_simple_gla
+
+        q, k, v = (t.transpose(1, 2) for t in data[i])  # (B, T, H, D) views
+        if slopes is None:
+            return chunk_linear_attn(q, k, v, scale=1.0, normalize=False)[0]
+        return chunk_simple_gla(q, k, v, g_gamma=-slopes, scale=1.0)[0]
+
+    return run
+
+
+def build_linear_gpu(
+    batch: int,
+    heads: int,
+    n: int,
+    d: int,
+    decay: bool,
+    dtype: str,
+    sets: int,
+    seed: int,
+    with_ours: bool,
+    device: str = "cuda",
+) -> Built:
+    from iclr25.gpu.kernels.linear_attention import (
+        linear_attention,
+        linear_attention_chunked,
+        linear_attention_tolerance,
+    )
+
+    tdt = torch_dtype(dtype)
+    q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed)
+    q, k = q / math.sqrt(d), k / math.sqrt(d)
+    data = _rotate((q, k, v), sets)
+    slopes = alibi_slopes(heads, device) if decay else None
+    refs = {
+        "PyTorch chunked": lambda i: linear_attention_chunked(*data[i], slopes),
+        "flash-linear-attention": _fla_reference(data, slopes),
+    }
+    unavailable: dict[str, str] = {}
+    _probe(refs, unavailable)
+    return Built(
+        ours=(lambda i: linear_attention(*data[i], slopes)) if with_ours else None,
+        references=refs,
+        exact=lambda: linear_attention_chunked(q.float(), k.float(), v.float(), slopes),
+        tolerance=(0.0, linear_attention_tolerance(tdt)),
+        tolerance_scaled=True,
+        unavailable=unavailable,
+    )
+
+
+def build_linear_cpu(
+    batch: int, heads: int, n: int, d: int, decay: bool, sets: int, seed: int
+) -> Built:
+    import torch
+
+    from iclr25.gpu.kernels.linear_attention import (
+        linear_attention_chunked,
+        linear_attention_reference,
+    )
+
+    q, k, v = _qkv((batch, heads, n, d), n, torch.float32, "cpu", seed)
+    q, k = q / math.sqrt(d), k / math.sqrt(d)
+    data = _rotate((q, k, v), sets)
+    slopes = alibi_slopes(heads) if decay else None
+    refs = {
+        "PyTorch chunked (fp32, CPU)": lambda i: linear_attention_chunked(*data[i], slopes),
+        "quadratic definition (fp32, CPU)": lambda i: linear_attention_reference(*data[i], slopes),
+    }
+    return Built(
+        ours=None,
+        references=refs,
+        exact=lambda: linear_attention_reference(q, k, v, slopes, dtype=torch.float64),
+    )
+
+
+# --- hot paths of other kernels -------------------------------------------------------------
+def build_hot_path(case, with_ours: bool) -> Built:
+    """A kernel's :class:`iclr25.gpu.hotpath.HotPathCase`: its reference is the peer and the
+    error is measured against the reference's output (there is no separate exact)."""
+    ours, reference = case.setup()
+    return Built(
+        ours=(lambda i: ours()) if with_ours else None,
+        references={case.reference: lambda i: reference()},
+        exact=reference,
+        tolerance=(case.rtol, case.atol),
+    )

@@ -1,0 +1,267 @@
+"""The op registry: what ``gpu-bench --ops`` accepts and the cases each op expands to.
+
+First-class ops (sizes from ``--sizes``):
+
+- ``gemm``: C = A B, sizes ``S`` (M = N = K = S) or ``MxNxK``;
+- ``attention``: forward, sizes are sequence lengths N (self-attention, N_q = N_kv);
+  batch and heads default to the FlashAttention benchmark convention, 16k tokens per batch
+  (B = 16384 / N) and H = 2048 / D;
+- ``linear-attention``: causal, chunked, sizes are N; B = 8, H = 16, D_k = D_v = head dim;
+  with and without per-head decay (ALiBi slopes) unless ``--decay`` picks one.
+
+Plus every registered kernel's ``hot_path_cases`` (iclr25/gpu/hotpath.py) under the
+kernel's name, except the kernels the first-class ops already cover. Each case carries
+its FLOP count (flops.py) and a memory estimate used to refuse sizes that do not fit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from iclr25.core.gpu_bench import builders, flops
+from iclr25.errors import UsageError
+
+ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+#: kernels whose hot paths the first-class ops measure (with more references and sizes)
+COVERED_KERNELS = {
+    "gemm_bf16": "gemm",
+    "attention_fwd": "attention",
+    "linear_attention": "linear-attention",
+}
+
+
+@dataclass(frozen=True)
+class OpOptions:
+    dtype: str = "bf16"  # "bf16" or "fp16" on the GPU; CPU references run in fp32
+    causal: bool = False
+    head_dim: int = 128
+    batch: int | None = None  # None: the op's convention (module docstring)
+    heads: int | None = None
+    decay: str = "both"  # linear attention: "both", "yes" or "no"
+    quick: bool = False
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    op: str
+    shape: str
+    dtype: str
+    flops: float
+    set_bytes: int  # one input set (the unit of rotation)
+    extra_bytes: int  # outputs and reference temporaries, estimated
+    kernel: str | None  # our kernel
+    #: (sets, with_ours) -> Built; runs on the device the case was made for
+    build: Callable[[int, bool], builders.Built]
+    rotate: bool = True  # False: the case owns its inputs (hot paths)
+
+
+# --- sizes ------------------------------------------------------------------------------
+def parse_gemm_size(token: str) -> tuple[int, int, int]:
+    if m := re.fullmatch(r"(\d+)x(\d+)x(\d+)", token):
+        dims = tuple(int(g) for g in m.groups())
+    elif token.isdigit():
+        dims = (int(token),) * 3
+    else:
+        raise UsageError(
+            f"gemm size {token!r} is not S or MxNxK", "e.g. --sizes 4096,2048x4096x1024"
+        )
+    if min(dims) < 1:
+        raise UsageError(f"gemm size {token!r} has a zero dimension", "use sizes >= 1")
+    return dims  # type: ignore[return-value]
+
+
+def parse_length(op: str, token: str) -> tuple[int]:
+    if not token.isdigit() or int(token) < 1:
+        raise UsageError(f"{op} size {token!r} is not a sequence length", "e.g. --sizes 1024,4096")
+    return (int(token),)
+
+
+DEFAULT_SIZES = {  # (device, quick) -> sizes
+    "gemm": {
+        ("cuda", True): ["4096"],
+        ("cuda", False): ["1024", "2048", "4096", "8192"],
+        ("cpu", True): ["256"],
+        ("cpu", False): ["256", "512"],
+    },
+    "attention": {
+        ("cuda", True): ["4096"],
+        ("cuda", False): ["1024", "2048", "4096", "8192"],
+        ("cpu", True): ["256"],
+        ("cpu", False): ["256", "512"],
+    },
+    "linear-attention": {
+        ("cuda", True): ["4096"],
+        ("cuda", False): ["1024", "4096", "16384"],
+        ("cpu", True): ["512"],
+        ("cpu", False): ["512", "1024"],
+    },
+}
+
+
+# --- case construction ------------------------------------------------------------------
+def gemm_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
+    m, n, k = parse_gemm_size(size)
+    dtype = opts.dtype if device == "cuda" else "fp32"
+    e = ELEMENT_BYTES[dtype]
+    set_bytes = (m * k + k * n) * e
+    extra = 3 * m * n * 4 + (m * k + k * n) * 8  # outputs + upcast copies for the exact product
+    if device == "cuda":
+        build = partial(_gpu, builders.build_gemm_gpu, m, n, k, opts.dtype, seed=opts.seed)
+    else:
+        build = partial(_cpu, builders.build_gemm_cpu, m, n, k, seed=opts.seed)
+    shape = f"M={m} N={n} K={k}"
+    kernel = "gemm_bf16" if device == "cuda" else None
+    return [
+        BenchCase("gemm", shape, dtype, flops.gemm_flops(m, n, k), set_bytes, extra, kernel, build)
+    ]
+
+
+def _attention_dims(n: int, opts: OpOptions, device: str) -> tuple[int, int]:
+    if device == "cuda":
+        return opts.batch or max(1, 16384 // n), opts.heads or max(1, 2048 // opts.head_dim)
+    return opts.batch or 1, opts.heads or 4
+
+
+def attention_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
+    (n,) = parse_length("attention", size)
+    b, h = _attention_dims(n, opts, device)
+    d, dtype = opts.head_dim, (opts.dtype if device == "cuda" else "fp32")
+    tokens = b * h * n * d
+    set_bytes = 3 * tokens * ELEMENT_BYTES[dtype]
+    chunk_scores = min(b * h, max(1, builders.REFERENCE_CHUNK_BYTES // (12 * n * n))) * 12 * n * n
+    extra = 6 * tokens * 4 + chunk_scores  # outputs, fp32 copies, one chunk of fp32 scores
+    if device != "cuda":
+        extra = 6 * tokens * 8 + 3 * b * h * n * n * 8  # fp64 exact, whole score matrix
+    if device == "cuda":
+        build = partial(
+            _gpu, builders.build_attention_gpu, b, h, n, d, opts.causal, opts.dtype, seed=opts.seed
+        )
+    else:
+        build = partial(_cpu, builders.build_attention_cpu, b, h, n, d, opts.causal, seed=opts.seed)
+    shape = f"B={b} H={h} N={n} D={d}" + (" causal" if opts.causal else "")
+    fl = flops.attention_forward_flops(b, h, n, n, d, opts.causal)
+    kernel = "attention_fwd" if device == "cuda" else None
+    return [BenchCase("attention", shape, dtype, fl, set_bytes, extra, kernel, build)]
+
+
+def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
+    (n,) = parse_length("linear-attention", size)
+    b, h = (
+        (opts.batch or 8, opts.heads or 16)
+        if device == "cuda"
+        else (opts.batch or 1, opts.heads or 4)
+    )
+    d, dtype = opts.head_dim, (opts.dtype if device == "cuda" else "fp32")
+    tokens = b * h * n * d
+    set_bytes = 3 * tokens * ELEMENT_BYTES[dtype]
+    chunk = 64
+    extra = 8 * tokens * 4 + 3 * b * h * n * (chunk + d) * 4  # outputs, fp32 copies, temporaries
+    if device != "cuda":
+        extra += 2 * b * h * n * n * 8  # the quadratic fp64 definition
+    cases = []
+    for decay in {"both": (False, True), "yes": (True,), "no": (False,)}[opts.decay]:
+        if device == "cuda":
+            build = partial(
+                _gpu, builders.build_linear_gpu, b, h, n, d, decay, opts.dtype, seed=opts.seed
+            )
+        else:
+            build = partial(_cpu, builders.build_linear_cpu, b, h, n, d, decay, seed=opts.seed)
+        shape = f"B={b} H={h} N={n} D={d} decay={'yes' if decay else 'no'}"
+        fl = flops.linear_attention_flops(b, h, n, d, d, chunk)
+        kernel = "linear_attention" if device == "cuda" else None
+        cases.append(
+            BenchCase("linear-attention", shape, dtype, fl, set_bytes, extra, kernel, build)
+        )
+    return cases
+
+
+#: where the "cuda" cases put their tensors (tests run the GPU code path on "cpu")
+GPU_TENSOR_DEVICE = "cuda"
+
+
+def _gpu(builder, *args, seed: int, sets: int, with_ours: bool):
+    return builder(*args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE)
+
+
+def _cpu(builder, *args, seed: int, sets: int, with_ours: bool):
+    return builder(*args, sets=sets, seed=seed)
+
+
+FIRST_CLASS: dict[str, Callable[[str, OpOptions, str], list[BenchCase]]] = {
+    "gemm": gemm_cases,
+    "attention": attention_cases,
+    "linear-attention": linear_cases,
+}
+
+
+# --- hot paths of registered kernels ----------------------------------------------------
+def hot_path_kernels() -> list[str]:
+    """Registered kernels that offer ``hot_path_cases``, minus the covered ones."""
+    from iclr25.gpu.registry import all_kernels
+
+    names = []
+    for spec in all_kernels():
+        module = importlib.import_module(spec.package)
+        if hasattr(module, "hot_path_cases") and spec.name not in COVERED_KERNELS:
+            names.append(spec.name)
+    return names
+
+
+def hot_path_cases(kernel: str, quick: bool) -> list[BenchCase]:
+    from iclr25.gpu.registry import get_kernel
+
+    module = importlib.import_module(get_kernel(kernel).package)
+    cases = []
+    for case in module.hot_path_cases(quick):
+        build = partial(_hot, case)
+        cases.append(
+            BenchCase(kernel, case.shape, "", case.flops, 0, 0, kernel, build, rotate=False)
+        )
+    return cases
+
+
+def _hot(case, sets: int, with_ours: bool):
+    return builders.build_hot_path(case, with_ours)
+
+
+# --- the registry -----------------------------------------------------------------------
+def all_ops() -> list[str]:
+    return [*FIRST_CLASS, *hot_path_kernels()]
+
+
+def resolve_ops(requested: list[str] | None) -> list[str]:
+    """Validate ``--ops``; UsageError listing the valid names for an unknown one."""
+    valid = all_ops()
+    if not requested:
+        return valid
+    unknown = [op for op in requested if op not in valid]
+    if unknown:
+        raise UsageError(
+            f"unknown op{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}",
+            f"choose from: {', '.join(valid)}",
+        )
+    return list(dict.fromkeys(requested))
+
+
+def expand_cases(
+    ops: list[str], sizes: list[str] | None, opts: OpOptions, device: str
+) -> list[BenchCase]:
+    """Every case of ``ops`` on ``device`` ("cuda" or "cpu"; hot paths only on "cuda")."""
+    cases: list[BenchCase] = []
+    for op in ops:
+        if op in FIRST_CLASS:
+            for size in sizes or DEFAULT_SIZES[op][(device, opts.quick)]:
+                cases.extend(FIRST_CLASS[op](size, opts, device))
+        elif device == "cuda":
+            if sizes:
+                raise UsageError(
+                    f"--sizes does not apply to the hot-path op {op}",
+                    "leave --sizes out or drop the op from --ops",
+                )
+            cases.extend(hot_path_cases(op, opts.quick))
+    return cases

@@ -1,0 +1,109 @@
+"""`iclr25 gpu-bench` through the real console script, on a machine without a CUDA device."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iclr25.gpu import cuda_available
+from iclr25.gpu.compile import nvcc_path
+from iclr25.gpu.registry import all_kernels
+
+pytestmark = pytest.mark.skipif(cuda_available(), reason="checks the CPU-only behaviour")
+TINY = ("--quick", "--sizes", "64", "--head-dim", "64", "--repeats", "2", "--warmup", "0")
+
+
+@pytest.mark.slow
+def test_bare_command_runs_without_arguments(cli):
+    result = cli("gpu-bench", timeout=900)
+    assert result.returncode == 0, result
+    assert "kernel compile check" in result.stdout and "CPU references" in result.stdout
+
+
+def test_default_run_compiles_every_kernel_and_times_the_cpu_references(cli):
+    ops = "gemm,attention,linear-attention,pairwise_sqdist"
+    result = cli("gpu-bench", "--json", *TINY, "--ops", ops, timeout=900)
+    assert result.returncode == 0, result
+    doc = result.json()
+    assert any("no CUDA device found" in w for w in doc["warnings"])
+    res = doc["results"]
+    assert res["device"] == "cpu"
+    assert len(res["kernels"]) == 2 * len(all_kernels())
+    for k in res["kernels"]:
+        assert {"name", "arch", "ok", "registers", "spills", "seconds"} <= set(k)
+        if nvcc_path() is not None and not k["skipped"]:
+            assert k["ok"] and k["spills"] == 0 and k["registers"] > 0, k
+    assert {r["op"] for r in res["cpu_reference"]} == {"gemm", "attention", "linear-attention"}
+    assert all(r["reference_tflops"] > 0 and r["ours_tflops"] is None for r in res["cpu_reference"])
+    assert "pairwise_sqdist" in res["gpu_only_ops"]
+    assert "compile_s" in doc["timings"] and "bench_s" in doc["timings"]
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc not on PATH")
+def test_compile_only_is_served_from_the_cache_the_second_time(cli):
+    first = cli("gpu-bench", "--compile-only", "--json", timeout=900)
+    assert first.returncode == 0, first
+    second = cli("gpu-bench", "--compile-only", "--json")
+    kernels = second.json()["results"]["kernels"]
+    assert list(second.json()["results"]) == ["kernels"]
+    assert all(k["cached"] or k["skipped"] for k in kernels)
+    strip = [{k: v for k, v in row.items() if k != "cached"} for row in kernels]
+    assert strip == [
+        {k: v for k, v in row.items() if k != "cached"}
+        for row in first.json()["results"]["kernels"]
+    ]
+
+
+def test_no_compile_reports_the_cache_without_compiling(cli, tmp_path):
+    result = cli("gpu-bench", "--no-compile", *TINY, "--ops", "gemm", "--json",
+                 env={"ICLR25_CACHE_DIR": str(tmp_path)})  # fmt: skip
+    assert result.returncode == 0, result
+    res = result.json()["results"]
+    assert all(k["ok"] is None and "not compiled yet" in k["reason"] for k in res["kernels"])
+    assert not (tmp_path / "compile").exists() or not list((tmp_path / "compile").iterdir())
+    (row,) = res["cpu_reference"]
+    assert row["shape"] == "M=64 N=64 K=64" and row["reference"] == "torch.matmul (fp32, CPU)"
+
+
+def test_save_then_compare_with_a_baseline(cli, tmp_path):
+    table = tmp_path / "table.json"
+    args = ("gpu-bench", "--no-compile", *TINY, "--ops", "gemm")
+    first = cli(*args, "--save", table, "--quiet")
+    assert first.returncode == 0, first
+    saved = json.loads(table.read_text())
+    assert saved["format"] == "iclr25-gpu-bench" and len(saved["rows"]) == 1
+    again = cli(*args, "--save", table)
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+    compared = cli(*args, "--baseline", table, "--tolerance", "0.99", "--json")
+    assert compared.returncode == 0, compared
+    rows = compared.json()["results"]["cpu_reference"]
+    assert all(r["baseline_tflops"] > 0 and r["regression"] is False for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--ops", "gemm,fft-conv"), "linear-attention"),  # lists the valid ops
+        (("--dtype", "fp8"), "bf16 or fp16"),
+        (("--head-dim", "96"), "64 or 128"),
+        (("--ops", "attention", "--sizes", "0"), "not a sequence length"),
+        (("--ops", "gemm", "--sizes", "12x34"), "MxNxK"),
+        (("--ops", "gemm", "--sizes", "300000"), "GiB of host memory"),
+        (("--repeats", "0"), "--repeats"),
+        (("--baseline", "/nonexistent/table.json"), "does not exist"),
+        (("--device", "cuda"), "--device cpu"),
+    ],
+)
+def test_bad_input_exits_2_with_a_fix(cli, args, message):
+    result = cli("gpu-bench", "--no-compile", *args)
+    assert result.returncode == 2, result
+    assert result.stderr.startswith("Error: ") and message in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_help_lists_the_json_keys(cli):
+    result = cli("gpu-bench", "--help")
+    assert result.returncode == 0
+    for key in ("ours_tflops", "reference_tflops", "ratio", "max_abs_err", "kernels", "spills"):
+        assert key in result.stdout

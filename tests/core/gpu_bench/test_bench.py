@@ -1,0 +1,99 @@
+"""One run, on the CPU: reference timings, error statistics, memory planning, device checks,
+and the compile report (from the cache, without compiling)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from iclr25.core.gpu_bench import bench, ops
+from iclr25.errors import InputError, UsageError
+
+
+def _config(**kw):
+    options = ops.OpOptions(quick=True, head_dim=64, **kw.pop("options", {}))
+    return bench.GpuBenchConfig(options=options, repeats=2, warmup=0, **kw)
+
+
+def test_cpu_reference_run_times_every_reference_and_measures_its_error():
+    config = _config(ops=("gemm", "attention", "linear-attention", "pairwise_sqdist"),
+                     sizes=("64",), options={"decay": "yes"})  # fmt: skip
+    progress = []
+    rows, gpu_only = bench.run_cpu_reference(config, lambda n, **kw: progress.append(kw["case"]))
+    assert gpu_only == ["pairwise_sqdist"]
+    assert len(progress) == 3
+    refs = {(r["op"], r["reference"]) for r in rows}
+    assert refs == {
+        ("gemm", "torch.matmul (fp32, CPU)"),
+        ("attention", "torch SDPA (fp32, CPU)"),
+        ("attention", "softmax(QK^T)V (fp32, CPU)"),
+        ("linear-attention", "PyTorch chunked (fp32, CPU)"),
+        ("linear-attention", "quadratic definition (fp32, CPU)"),
+    }
+    for row in rows:
+        assert row["ours_tflops"] is None and row["ratio"] is None and row["kernel"] is None
+        assert row["reference_tflops"] > 0 and row["reference_ms"] > 0
+        # fp32 references against the fp64 definition: small but not zero
+        assert 0 < row["reference_max_abs_err"] < 1e-3, row
+        assert row["sets"] >= 2
+
+
+def test_error_stats_absolute_and_scaled_tolerances():
+    exact = torch.tensor([1.0, -2.0, 100.0])
+    out = exact + torch.tensor([0.01, 0.0, -0.5])
+    err, ok = bench.error_stats(out, exact, rtol=0.01, atol=0.0, scaled=False)
+    assert err == pytest.approx(0.5) and ok  # 0.01 <= 0.01 * 1, 0.5 <= 0.01 * 100
+    assert not bench.error_stats(out, exact, rtol=0.001, atol=0.0, scaled=False)[1]
+    assert bench.error_stats(out, exact, rtol=0.0, atol=0.005, scaled=True)[1]  # 0.5 <= 0.005 * 100
+    assert bench.error_stats(torch.zeros(0), torch.zeros(0), 0.0, 0.0, False) == (0.0, True)
+
+
+def test_oversized_cases_say_how_much_memory_they_need():
+    facts = bench.DeviceFacts("cuda", "X", (9, 0), free_bytes=8 * bench.GIB, cache_bytes=50 * 2**20)
+    (case,) = ops.gemm_cases("65536", ops.OpOptions(), "cuda")
+    with pytest.raises(InputError) as err:
+        bench.plan_sets(case, facts)
+    assert "needs about" in err.value.what and "GiB of device memory" in err.value.what
+    assert "--sizes" in err.value.fix
+    (small,) = ops.gemm_cases("4096", ops.OpOptions(), "cuda")
+    assert bench.plan_sets(small, facts) == 3  # 64 MiB of inputs vs a 50 MiB L2
+
+
+def test_device_support_refuses_bf16_below_sm80():
+    with pytest.raises(UsageError, match="bf16 tensor cores need compute capability 8.0"):
+        bench.check_device_support("bf16", (7, 5), ["gemm"])
+    with pytest.raises(UsageError, match="need compute capability 8.0"):
+        bench.check_device_support("fp16", (7, 0), ["attention"])
+    bench.check_device_support("bf16", (7, 5), ["pairwise_sqdist"])  # hot paths only: fine
+    bench.check_device_support("bf16", (8, 0), ["gemm"])
+
+
+def test_sizes_without_ops_select_the_sized_ops():
+    assert bench.requested_ops(_config(sizes=("128",))) == list(ops.FIRST_CLASS)
+    assert "pairwise_sqdist" in bench.requested_ops(_config())
+
+
+def test_timing_defaults_depend_on_the_device():
+    config = bench.GpuBenchConfig(options=ops.OpOptions(quick=True))
+    assert (config.timing("cuda").repeats, config.timing("cuda").warmup) == (10, 5)
+    assert (config.timing("cpu").repeats, config.timing("cpu").warmup) == (5, 1)
+
+
+def test_compile_report_without_compiling_reads_the_cache(monkeypatch, tmp_path):
+    import subprocess
+
+    from iclr25.gpu.compile import nvcc_version
+    from iclr25.gpu.registry import all_kernels
+
+    nvcc_version()  # asked once per process (cached); not a compile
+    monkeypatch.setenv("ICLR25_CACHE_DIR", str(tmp_path))  # an empty cache
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError("--no-compile ran a compiler")
+
+    monkeypatch.setattr(subprocess, "run", no_compiler)
+    rows = bench.compile_report(no_compile=True)
+    assert len(rows) == 2 * len(all_kernels())
+    for row in rows:
+        assert set(row) >= {"name", "arch", "ok", "registers", "spills", "seconds"}
+        assert row["skipped"] or row["ok"] is None  # nothing compiled in an empty cache

@@ -1,0 +1,97 @@
+"""The GPU run's code path, exercised on the CPU.
+
+Our kernels cannot run here, so they are replaced by torch stand-ins (the same maths) and
+the "cuda" cases put their tensors on the CPU; everything else — case building, input
+rotation, SDPA backend probing, timing with the harness, errors against the fp32 exact
+output, tolerances, % of peak, the row layout — is the code a GPU run executes.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import iclr25.gpu
+from iclr25.core.gpu_bench import bench, harness, ops
+from iclr25.gpu.kernels import attention_fwd, gemm_bf16, linear_attention
+from iclr25.gpu.kernels.linear_attention import linear_attention_chunked
+
+
+@pytest.fixture
+def gpu_path_on_cpu(monkeypatch):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    monkeypatch.setattr(gemm_bf16, "gemm", lambda a, b: (a.float() @ b.float()).to(a.dtype))
+    monkeypatch.setattr(
+        attention_fwd,
+        "attention_forward",
+        lambda q, k, v, causal=False: sdpa(q.float(), k.float(), v.float(), is_causal=causal).to(
+            q.dtype
+        ),
+    )
+    monkeypatch.setattr(
+        linear_attention,
+        "linear_attention",
+        lambda q, k, v, s=None: linear_attention_chunked(q.float(), k.float(), v.float(), s).to(
+            q.dtype
+        ),
+    )
+    monkeypatch.setattr(ops, "GPU_TENSOR_DEVICE", "cpu")
+    facts = bench.DeviceFacts("cuda", "NVIDIA H100 80GB HBM3", (9, 0), 8 * bench.GIB, 1 << 15)
+    monkeypatch.setattr(bench, "cuda_facts", lambda: facts)
+    monkeypatch.setattr(harness, "CudaEventClock", harness.PerfCounterClock)
+    monkeypatch.setattr(iclr25.gpu, "get_cupy", lambda: object())
+
+
+def test_gpu_run_rows(gpu_path_on_cpu):
+    config = bench.GpuBenchConfig(
+        ops=("gemm", "attention", "linear-attention"),
+        sizes=("64",),
+        options=ops.OpOptions(head_dim=64, batch=1, heads=2, decay="yes"),
+        repeats=2,
+        warmup=1,
+    )
+    warnings, progress = [], []
+    rows = bench.run_gpu(config, warnings.append, lambda n, **kw: progress.append(kw["case"]))
+    assert warnings == [] and len(progress) == 3
+    by_ref = {(r["op"], r["reference"]): r for r in rows}
+    assert set(by_ref) >= {
+        ("gemm", "cuBLAS (torch.matmul)"),
+        ("attention", "SDPA flash"),
+        ("attention", "SDPA efficient"),
+        ("linear-attention", "PyTorch chunked"),
+        ("linear-attention", "flash-linear-attention"),
+    }
+    for row in rows:
+        assert row["dtype"] == "bf16" and row["kernel"] in (
+            "gemm_bf16",
+            "attention_fwd",
+            "linear_attention",
+        )
+        assert row["ours_tflops"] > 0 and row["peak_tflops"] == 989.4
+        assert row["pct_of_peak"] == pytest.approx(100 * row["ours_tflops"] / 989.4)
+        assert row["within_tolerance"] is True, row  # the stand-ins are exact up to rounding
+        # sets flush twice the 32 KiB "L2": gemm inputs are 16 KiB, q, k, v 48 KiB
+        assert row["sets"] == (5 if row["op"] == "gemm" else 3)
+        if row["note"]:  # a backend or package this machine lacks: reported, not fatal
+            assert row["note"].startswith("unavailable: ") and row["reference_tflops"] is None
+        else:
+            assert row["ratio"] == pytest.approx(row["ours_tflops"] / row["reference_tflops"])
+            assert row["reference_max_abs_err"] is not None
+    fla = by_ref[("linear-attention", "flash-linear-attention")]
+    assert "unavailable" in fla["note"]  # not installed here
+
+
+def test_gpu_run_without_cupy_times_only_the_references(gpu_path_on_cpu, monkeypatch):
+    monkeypatch.setattr(iclr25.gpu, "get_cupy", lambda: None)
+    config = bench.GpuBenchConfig(ops=("gemm",), sizes=("32",), repeats=1, warmup=0)
+    warnings = []
+    (row,) = bench.run_gpu(config, warnings.append)
+    assert any("CuPy is not installed" in w for w in warnings)
+    assert row["ours_tflops"] is None and row["kernel"] is None and row["reference_tflops"] > 0
+
+
+def test_gpu_run_refuses_bf16_on_old_gpus(gpu_path_on_cpu, monkeypatch):
+    facts = bench.DeviceFacts("cuda", "Tesla T4", (7, 5), 8 * bench.GIB, 4 << 20)
+    monkeypatch.setattr(bench, "cuda_facts", lambda: facts)
+    with pytest.raises(iclr25.errors.UsageError, match="bf16 tensor cores"):
+        bench.run_gpu(bench.GpuBenchConfig(ops=("gemm",), sizes=("32",)), print)
