@@ -6,8 +6,6 @@ Thin layer: options -> config dataclass -> one function of
 command bodies so that ``iclr25 --help`` stays instant.
 """
 
-from __future__ import annotations
-
 import contextlib
 import csv
 import tempfile
@@ -32,7 +30,7 @@ SyntheticOption = Annotated[
     bool,
     typer.Option(
         "--synthetic",
-        help="Build a small synthetic corpus (8 artists x 16 works) and its DB in the run "
+        help="Build a small synthetic corpus (8 artists x 20 works) and its DB in the run "
         "directory (a temp folder without --out) and use it instead of --db.",
     ),
 ]
@@ -77,9 +75,12 @@ def relocate(obj, old: str, new: str):
 
 def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> None:
     if synthetic:
-        results["synthetic"] = {"kept": run.staging is not None, "setup": "8 artists x 16 works"}
+        results["synthetic"] = {"kept": run.staging is not None, "setup": "8 artists x 20 works"}
     if run.staging is not None and synthetic:
-        results = relocate(results, str(run.staging.resolve()), str(run.options.out.resolve()))
+        final = str(run.options.out.resolve())
+        for staging in {str(run.staging), str(run.staging.resolve())}:
+            results = relocate(results, staging, final)
+            config = relocate(config, staging, final)
     run.finish(results, config, render)
 
 
@@ -359,8 +360,8 @@ def _check_artifacts(run: Run, results: dict, sheet_rows: int) -> None:
     "n_attributed, share_of_all, top1_share, attributed_share, set_vote, at_risk), "
     "attribution_accuracy, attributed_share, n_at_risk, style_at_risk_share, "
     "n_targeted_artists, unknown_made_for, images (path, made_for, top_matches, "
-    "attributed_to, typicality_p, nearest_works, tags, explanation), skipped, tag_source. "
-    + DISCLAIMER_EPILOG,
+    "attributed_to, typicality_p, nearest_works, tags, explanation), skipped, tag_source, "
+    "typicality_untestable. " + DISCLAIMER_EPILOG,
 )
 def check(
     generated: Annotated[
@@ -424,6 +425,12 @@ def check(
             run.warn(f"images were made for {name!r}, which is not in the DB")
         for skip in results["skipped"][:5]:
             run.warn(f"skipped {skip['path']}: {skip['reason']}")
+        if results["typicality_untestable"] and alpha > 0:
+            run.warn(
+                f"{len(results['typicality_untestable'])} artist(s) have fewer than "
+                f"{int(1 / alpha + 1e-9)} works: the typicality test (--alpha {alpha}) "
+                "cannot reject for them (see typicality_untestable)"
+            )
         _check_artifacts(run, results, sheet_rows)
         cfg = {
             "generated": str(folder),

@@ -14,8 +14,9 @@ simple prompting). Here, for each generated image x:
     attributed   to a* when p(a* | x) >= ``min_probability`` and typicality >= ``alpha``
 
 The typicality test is what keeps images of unseen styles from being attributed with
-high confidence: a softmax always names *some* artist. (With fewer than 1/alpha - 1
-works, an artist's p-value cannot fall below alpha: the test then never rejects.)
+high confidence: a softmax always names *some* artist. (With fewer than 1/alpha works,
+an artist's p-value cannot fall below alpha: the test then never rejects; ``pipeline``
+lists such artists.)
 Per artist a generated set was made for (``<artist>/`` subfolders or ``--artist``):
 the share of its images attributed to a, the set-level vote (argmax of summed log
 p(. | x) over the set), and "at risk" when the share >= ``risk_threshold``;
@@ -82,6 +83,14 @@ def fit_attributor(X, artists, groups, config: CheckConfig, seed: int = 0, devic
     return Attributor([str(n) for n in names], space, probe, unit, y, calibration)
 
 
+def conformal_p_values(calibration_sorted: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """p = (1 + #{s_j >= s}) / (n + 1) for each score s (calibration sorted ascending)."""
+    cal = np.asarray(calibration_sorted, dtype=np.float64)
+    scores = np.asarray(scores, dtype=np.float64)
+    at_least = len(cal) - np.searchsorted(cal, scores - 1e-12, side="left")  # #{s_j >= s}
+    return (1.0 + at_least) / (len(cal) + 1.0)
+
+
 def typicality_p_values(
     att: Attributor, unit: np.ndarray, artist: np.ndarray, k: int, device: str
 ) -> np.ndarray:
@@ -90,9 +99,7 @@ def typicality_p_values(
     for a in np.unique(artist):
         rows = np.flatnonzero(artist == a)
         s = _typicality_scores(unit[rows], att.ref_unit[att.ref_y == a], k, device)
-        cal = att.calibration[a]
-        at_least = len(cal) - np.searchsorted(cal, s - 1e-12, side="left")  # #{s_j >= s}
-        p[rows] = (1.0 + at_least) / (len(cal) + 1.0)
+        p[rows] = conformal_p_values(att.calibration[a], s)
     return p
 
 

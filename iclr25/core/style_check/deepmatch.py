@@ -70,7 +70,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return float(low), float(high)
 
 
 def fit_linear_probe(Z: np.ndarray, y: np.ndarray, C: float, seed: int):

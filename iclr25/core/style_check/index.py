@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr25.core.style_check.corpus import WorkRef, list_references
-from iclr25.core.style_check.encoders import encoder_info, load_encoder
+from iclr25.core.style_check.encoders import encoder_info, load_encoder, parse_spec
 from iclr25.core.style_check.encoders.stats import StyleStatsEncoder
 from iclr25.core.style_check.imageio import DEFAULT_MAX_PIXELS, ImageSkip, file_sha256, load_image
 from iclr25.core.style_check.store import StoredWork, StyleDB
@@ -119,6 +119,7 @@ def index_references(
     on_total: Callable[[int], None] | None = None,
 ) -> dict:
     """Bring the DB at ``db_path`` up to date with REFS; return what was done."""
+    parse_spec(config.encoder)  # a bad --encoder fails before any listing
     listing = list_references(refs)
     encoder = load_encoder(config.encoder, device, config.batch_size)
     info = encoder_info(encoder)

@@ -5,6 +5,7 @@ seed."""
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -303,6 +304,9 @@ def run_check(
     sigs = fit_signatures(ref_tags.present, y, len(names), TagMatchConfig())
     gen_tags = tagger.tags(binner, A_gen, ref.attribute_names, X_gen)
     summary = summarise(names, [w.artist for w in works], out, config)
+    counts = [int((ref.artists == n).sum()) for n in names]
+    min_works = math.floor(1 / config.alpha + 1e-9) if config.alpha > 0 else 0
+    untestable = [n for n, c in zip(names, counts, strict=True) if c < min_works]
     return {
         "disclaimer": DISCLAIMER,
         "encoder": ref.encoder.spec,
@@ -311,6 +315,7 @@ def run_check(
         "images": _image_rows(works, out, att, gen_tags, sigs, ref, config),
         "skipped": listing.skipped + skipped,
         "tag_source": tagger.source,
+        "typicality_untestable": untestable,
     }
 
 
@@ -334,7 +339,7 @@ def make_synthetic(folder: Path, config: SyntheticConfig, on_progress: Progress 
 @dataclass(frozen=True)
 class SyntheticSetup:
     n_artists: int = 8
-    per_artist: int = 16
+    per_artist: int = 20  # >= 1/alpha works, so the typicality test can reject
     generated_per_artist: int = 6
     size: int = 96
     seed: int = 0

@@ -25,11 +25,25 @@ def _caption(draw, x: int, y: int, lines: list[str]) -> None:
         draw.text((x + 2, y + 2 + 11 * i), line[:19], fill=(20, 20, 20))
 
 
+def spread(images: list[dict], max_rows: int) -> list[dict]:
+    """Up to ``max_rows`` images, taking the artists' sets in turn (round robin)."""
+    groups: dict[str, list[dict]] = {}
+    for row in images:
+        groups.setdefault(str(row["made_for"]), []).append(row)
+    queues = list(groups.values())
+    out: list[dict] = []
+    while len(out) < max_rows and any(queues):
+        for queue in queues:
+            if queue and len(out) < max_rows:
+                out.append(queue.pop(0))
+    return out
+
+
 def contact_sheet(images: list[dict], max_rows: int = 24):
     """An RGB PIL image: one row per generated image, nearest works to its right."""
     from PIL import Image, ImageDraw
 
-    rows = images[:max_rows]
+    rows = spread(images, max_rows)
     cols = 1 + max((len(r["nearest_works"]) for r in rows), default=0)
     cell_h = THUMB_PX + CAPTION_PX
     sheet = Image.new(

@@ -3,7 +3,9 @@
 Every image is first brought to a canonical working size — resized (Lanczos, aspect
 kept) to about ``work_side``^2 pixels — so that the same picture at another size or in
 another file format gives nearly the same embedding; every statistic below is an average
-over pixels, so the few pixels of rounding do not matter. Then, on the working image:
+over pixels, so the few pixels of rounding do not matter. (A copy smaller than the
+working size carries less detail: it is upsampled, and its finest-scale statistics
+shift.) Then, on the working image:
 
 1. colour in CIELAB (sRGB D65 -> linear -> XYZ -> L*a*b*, L in [0, 100]):
    means and standard deviations of L, a, b; quantiles of L; chroma C = sqrt(a^2 + b^2)
@@ -11,7 +13,8 @@ over pixels, so the few pixels of rounding do not matter. Then, on the working i
    by chroma (soft-binned, Hellinger/sqrt-transformed); hue entropy; the share of
    near-neutral pixels (C < 8); warmth (chroma-weighted cos(h - 50 deg)).
 2. contrast and saturation: L range (q95 - q5); mean local contrast (std of L in a
-   Gaussian window, sigma = 2 px); HSV saturation mean and std.
+   Gaussian window, sigma = 2 px); saturation C / sqrt(C^2 + L^2), mean and std (stable
+   near black, unlike HSV saturation, so JPEG noise in shadows does not move it).
 3. edges and orientation at scales sigma in {1, 2, 4} px (scale-normalised Gaussian
    derivatives of L/100): log mean gradient magnitude, edge density (share of pixels with
    magnitude > 0.04), an 8-bin magnitude-weighted orientation histogram (sqrt), the
@@ -116,15 +119,15 @@ def colour_features(rgb: np.ndarray, lab: np.ndarray) -> dict[str, float]:
 
 
 # -- 2. contrast and saturation --------------------------------------------------------
-def contrast_features(rgb: np.ndarray, lab: np.ndarray) -> dict[str, float]:
+def contrast_features(lab: np.ndarray) -> dict[str, float]:
     from scipy.ndimage import gaussian_filter
 
     L = lab[..., 0] / 100
     q05, q95 = np.percentile(L, (5, 95))
     local_mean = gaussian_filter(L, 2.0, mode="reflect")
     local_var = gaussian_filter(L * L, 2.0, mode="reflect") - local_mean**2
-    cmax, cmin = rgb.max(axis=-1), rgb.min(axis=-1)
-    saturation = np.where(cmax > EPS, (cmax - cmin) / np.maximum(cmax, EPS), 0.0)
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    saturation = chroma / np.sqrt(chroma**2 + lab[..., 0] ** 2 + EPS)  # CIE saturation
     return {
         "L_range": q95 - q05,
         "local_contrast": float(np.sqrt(np.maximum(local_var, 0)).mean()),
@@ -215,7 +218,7 @@ def style_statistics(image, work_side: int = 160) -> tuple[list[str], list[str],
     L = lab[..., 0] / 100
     groups = {
         "colour": colour_features(rgb, lab),
-        "contrast": contrast_features(rgb, lab),
+        "contrast": contrast_features(lab),
         "edges": edge_features(L),
         "gram": gram_features(L),
         "composition": composition_features(L),
