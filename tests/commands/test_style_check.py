@@ -65,10 +65,13 @@ def test_make_synthetic_index_unique_check(cli, flow):
     assert any("typicality test" in w for w in checked.json()["warnings"])
 
 
-def test_check_with_unknown_artist_names_the_fix(cli, flow):
-    db = flow / "refs.sqlite"
-    if not db.exists():
-        pytest.skip("needs the DB of test_make_synthetic_index_unique_check")
+def test_check_with_unknown_artist_names_the_fix(cli, flow, tmp_path):
+    from iclr25.core.style_check.index import IndexConfig, index_references
+    from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
+
+    write_corpus(tmp_path / "refs", SyntheticConfig(n_artists=2, per_artist=3, size=32))
+    db = tmp_path / "db.sqlite"
+    index_references(tmp_path / "refs", db, IndexConfig())
     result = cli("style-check", "check", flow / "gen", "--db", db, "--artist", "00-red-lines")
     assert result.returncode == 2
     assert "Error: artist '00-red-lines' is not in the DB" in result.stderr

@@ -45,10 +45,12 @@ def test_reference_known_answer():
     assert_close(vals, [[1.0, 1 / math.sqrt(2), 0.0]], atol=1e-12)
 
 
-@pytest.mark.parametrize("nq,n,d,k", SHAPES)
-def test_cpu_path_matches_reference(nq, n, d, k):
+@pytest.mark.parametrize("blocks", [(8, 64), (512, 32768)])
+@pytest.mark.parametrize("nq,n,d,k", SHAPES + [(5, 5003, 6, 3), (3, 40_000, 4, 12)])
+def test_cpu_path_matches_reference(nq, n, d, k, blocks):
+    """Small blocks exercise the merges; default blocks the group-max pre-selection."""
     q, r = _data(nq, n, d)
-    vals, idx = topk_cosine_cpu(q, r, k, block_queries=8, block_refs=64)
+    vals, idx = topk_cosine_cpu(q, r, k, block_queries=blocks[0], block_refs=blocks[1])
     ref_vals, ref_idx = topk_cosine_reference(q, r, k)
     assert vals.shape == ref_vals.shape == (nq, min(k, n))
     assert_close(vals, ref_vals, rtol=1e-5, atol=1e-5)
@@ -56,10 +58,13 @@ def test_cpu_path_matches_reference(nq, n, d, k):
     assert np.array_equal(topk_cosine(q, r, k, device="cpu")[1], ref_idx)
 
 
-def test_zero_vectors_score_zero():
+def test_zero_vectors_score_zero_and_nan_ranks_last():
     vals, idx = topk_cosine_cpu(np.zeros((1, 3)), np.eye(3), 2)
     assert_close(vals, [[0.0, 0.0]])
-    assert idx.tolist() == [[0, 1]]  # ties broken by the smaller index
+    assert len(set(idx[0].tolist())) == 2  # any two of the tied references
+    refs = np.array([[1.0, 0.0], [np.nan, 1.0], [0.0, 1.0]])
+    vals, idx = topk_cosine_cpu(np.array([[1.0, 1.0]]), refs, 3)
+    assert idx.tolist() == [[0, 2, 1]] and not np.isfinite(vals[0, 2])
 
 
 @given(

@@ -2,9 +2,10 @@
 
 ``topk_cosine_reference`` is the definition (float64, full score matrix, stable sort by
 (-score, index)); ``topk_cosine_cpu`` is the CPU hot path: float32 blocked matmul of
-unit-normalised queries against reference blocks, ``np.argpartition`` per block, a
-merge with the running top-k, and one final sort. Both return ``(scores, indices)`` of
-shape ``(q, min(k, n))``, best first, ties broken by the smaller index.
+unit-normalised queries against reference blocks, a group-max pre-selection and
+``np.argpartition`` per block, a merge with the running top-k, and one final sort.
+Both return ``(scores, indices)`` of shape ``(q, min(k, n))``, best first, ties broken
+by the smaller index.
 
 A zero vector has cosine 0 with everything (its norm is floored at ``EPS``); NaN scores
 rank last.
@@ -49,23 +50,41 @@ def topk_cosine_reference(queries, refs, k: int) -> tuple[np.ndarray, np.ndarray
     return vals[:, :k_eff], order[:, :k_eff].astype(np.int64)
 
 
-def _block_topk(scores: np.ndarray, offset: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best columns of each row of one score block (unordered), global indices."""
-    if scores.shape[1] <= k:
-        cols = np.broadcast_to(np.arange(scores.shape[1]), scores.shape)
-        return scores, cols + offset
-    keyed = np.where(np.isnan(scores), -np.inf, scores)
-    cols = np.argpartition(-keyed, k - 1, axis=1)[:, :k]  # (b, k)
-    return np.take_along_axis(scores, cols, axis=1), cols + offset
+GROUP = 32  # rows per group of the group-max pre-selection
+
+
+def _top_rows(scores: np.ndarray, k: int) -> np.ndarray:
+    """(k, b) row indices of the k largest entries of each column of ``scores`` (c, b),
+    unordered. For tall blocks a group-max pre-selection first keeps the k groups of
+    GROUP rows with the largest maxima: every top-k entry lies in one of them (a group
+    holding none has a maximum below the k-th largest), so only k * GROUP candidates per
+    column reach ``argpartition``."""
+    c, b = scores.shape
+    if c <= k:
+        return np.broadcast_to(np.arange(c)[:, None], (c, b))
+    main = c - c % GROUP
+    if main < 4 * k * GROUP:
+        return np.argpartition(scores, c - k, axis=0)[c - k :]
+    maxima = scores[:main].reshape(main // GROUP, GROUP, b).max(axis=1)  # (groups, b)
+    groups = np.argpartition(maxima, maxima.shape[0] - k, axis=0)[-k:]  # (k, b)
+    rows = (groups[:, None, :] * GROUP + np.arange(GROUP)[None, :, None]).reshape(k * GROUP, b)
+    if main < c:  # the last partial group: every row is a candidate
+        tail = np.broadcast_to(np.arange(main, c)[:, None], (c - main, b))
+        rows = np.concatenate([rows, tail], axis=0)
+    cand = np.take_along_axis(scores, rows, axis=0)  # (k * GROUP [+ tail], b)
+    keep = np.argpartition(cand, cand.shape[0] - k, axis=0)[-k:]
+    return np.take_along_axis(rows, keep, axis=0)
 
 
 def topk_cosine_cpu(
-    queries, refs, k: int, block_queries: int = 512, block_refs: int = 16384
+    queries, refs, k: int, block_queries: int = 512, block_refs: int = 32768
 ) -> tuple[np.ndarray, np.ndarray]:
-    """CPU hot path: float32 blocked matmul + argpartition, merged block by block.
+    """CPU hot path: float32 blocked matmul + (group-max) argpartition, block by block.
 
-    Memory stays at about ``block_queries * block_refs`` floats plus the inputs; the
-    references are never copied (their inverse norms scale each score block)."""
+    Scores are computed transposed, (reference block, query block), so that the group
+    maxima reduce over contiguous rows. Memory stays at about ``block_queries *
+    block_refs`` floats plus the inputs; the references are never copied whole (each
+    block is normalised on its own). Non-finite inputs take a NaN-safe path."""
     queries, refs, k_eff = _check(queries, refs, k)
     nq, n = queries.shape[0], refs.shape[0]
     out_vals = np.empty((nq, k_eff), dtype=np.float32)
@@ -73,22 +92,28 @@ def topk_cosine_cpu(
     if nq == 0 or k_eff == 0:
         return out_vals, out_idx
     q = queries.astype(np.float32, copy=False)
-    q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), EPS)  # (q, d)
+    q_norm = np.sqrt(np.einsum("qd,qd->q", q, q))
     r = refs.astype(np.float32, copy=False)
-    r_inv = 1.0 / np.maximum(np.sqrt(np.einsum("nd,nd->n", r, r)), EPS)  # (n,)
+    r_norm = np.sqrt(np.einsum("nd,nd->n", r, r))  # (n,)
+    finite = bool(np.isfinite(q_norm).all() and np.isfinite(r_norm).all())
+    q = q / np.maximum(q_norm, EPS)[:, None]  # (q, d)
+    r_inv = (1.0 / np.maximum(r_norm, EPS)).astype(np.float32)
     for qs in range(0, nq, block_queries):
         qb = q[qs : qs + block_queries]  # (b, d)
-        best_v = np.empty((qb.shape[0], 0), dtype=np.float32)
-        best_i = np.empty((qb.shape[0], 0), dtype=np.int64)
+        best_v = np.empty((0, qb.shape[0]), dtype=np.float32)  # (<= k, b), transposed
+        best_i = np.empty((0, qb.shape[0]), dtype=np.int64)
         for rs in range(0, n, block_refs):
-            scores = qb @ r[rs : rs + block_refs].T  # (b, c)
-            scores *= r_inv[rs : rs + block_refs][None, :]
-            cand_v, cand_i = _block_topk(scores, rs, k_eff)
-            merged_v = np.concatenate([best_v, cand_v], axis=1)  # (b, <= 2k)
-            merged_i = np.concatenate([best_i, cand_i], axis=1)
-            best_v, best_i = _block_topk(merged_v, 0, k_eff)
-            best_i = np.take_along_axis(merged_i, best_i, axis=1)
-        vals, idx = _sort_rows(best_v, best_i)
+            block = r[rs : rs + block_refs] * r_inv[rs : rs + block_refs, None]  # (c, d) unit
+            scores = block @ qb.T  # (c, b)
+            if not finite:
+                scores = np.where(np.isnan(scores), -np.inf, scores)
+            rows = _top_rows(scores, k_eff)
+            merged_v = np.concatenate([best_v, np.take_along_axis(scores, rows, axis=0)])
+            merged_i = np.concatenate([best_i, rows + rs])  # (<= 2k, b)
+            keep = _top_rows(merged_v, k_eff)
+            best_v = np.take_along_axis(merged_v, keep, axis=0)
+            best_i = np.take_along_axis(merged_i, keep, axis=0)
+        vals, idx = _sort_rows(best_v.T, best_i.T)
         out_vals[qs : qs + qb.shape[0]] = vals
         out_idx[qs : qs + qb.shape[0]] = idx
     return out_vals, out_idx
