@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from iclr25.demo import DemoStep
+from iclr25.errors import EXIT_INTERRUPTED, IclrError
 from iclr25.output import format_value, rows_table
 from iclr25.runner import Run, command, require
 
@@ -39,6 +40,12 @@ MaxPixelsOption = Annotated[
 ]
 BatchOption = Annotated[int, typer.Option(help="Images decoded and embedded per batch.", min=1)]
 DISCLAIMER_EPILOG = "A match measures visual resemblance, not legal infringement."
+
+
+class IndexInterrupted(IclrError):
+    """Ctrl-C during ``index``: unlike other commands, finished batches stay in the DB."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 # -- shared plumbing ----------------------------------------------------------------------
@@ -135,8 +142,13 @@ def index(
     from iclr25.core.style_check.pipeline import run_index
 
     config = IndexConfig(encoder=encoder, batch_size=batch_size, max_pixels=max_pixels)
-    with run.progress("embedding", total=None) as advance, run.timer("index_s"):
-        results = run_index(refs, db, config, run.device.kind, advance)
+    try:
+        with run.progress("embedding", total=None) as advance, run.timer("index_s"):
+            results = run_index(refs, db, config, run.device.kind, advance)
+    except KeyboardInterrupt:
+        raise IndexInterrupted(
+            "interrupted", "the batches embedded so far are kept in the DB; run index again"
+        ) from None
     for skip in results["skipped"][:5]:
         run.warn(f"skipped {skip['path']}: {skip['reason']}")
     if len(results["skipped"]) > 5:

@@ -116,7 +116,6 @@ def index_references(
     config: IndexConfig,
     device: str = "cpu",
     on_progress: Callable[..., None] | None = None,
-    on_total: Callable[[int], None] | None = None,
 ) -> dict:
     """Bring the DB at ``db_path`` up to date with REFS; return what was done."""
     parse_spec(config.encoder)  # a bad --encoder fails before any listing
@@ -131,8 +130,6 @@ def index_references(
         db.delete(removed)
         plan = _plan(listing.works, states)
         db.update_states(plan.touched)
-        if on_total is not None:
-            on_total(len(plan.embed))
         skipped = list(listing.skipped)
         for start in range(0, len(plan.embed), config.batch_size):
             batch = plan.embed[start : start + config.batch_size]

@@ -42,19 +42,14 @@ def load_references(db_path: Path) -> ReferenceSet:
 
 
 def run_index(
-    refs: Path,
-    db_path: Path,
-    config: IndexConfig,
-    device: str,
-    on_progress: Progress = None,
-    on_total=None,
-) -> dict:  # noqa: E501
-    return index_references(refs, db_path, config, device, on_progress, on_total)
+    refs: Path, db_path: Path, config: IndexConfig, device: str, on_progress: Progress = None
+) -> dict:
+    return index_references(refs, db_path, config, device, on_progress)
 
 
 def run_unique(
     db_path: Path, config: DeepMatchConfig, seed: int, device: str, on_progress: Progress = None
-) -> dict:  # noqa: E501
+) -> dict:
     ref = load_references(db_path)
     with blas_threads_for(ref.embeddings.size):
         results = evaluate_uniqueness(
@@ -238,84 +233,83 @@ class CheckRequest:
     batch_size: int = 32
 
 
-def _image_rows(works, out, att, tags: TagMatrix, sigs, ref: ReferenceSet, config) -> list[dict]:
-    rows = []
-    for i, work in enumerate(works):
-        order = np.argsort(-out["proba"][i], kind="stable")[: config.top_k]
-        focus = out["attributed"][i] if out["attributed"][i] >= 0 else out["best"][i]
-        own = set(np.flatnonzero(tags.present[i]).tolist())
-        sig = sigs[focus].tags
-        rows.append(
-            {
-                "path": str(work.path),
-                "made_for": work.artist,
-                "top_matches": [
-                    {"artist": att.names[a], "probability": float(out["proba"][i, a])}
-                    for a in order
-                ],
-                "attributed_to": att.names[out["attributed"][i]]
-                if out["attributed"][i] >= 0
-                else None,
-                "typicality_p": float(out["typicality"][i]),
-                "nearest_works": [
-                    {"path": ref.paths[j], "artist": str(ref.artists[j]), "cosine": float(s)}
-                    for s, j in zip(out["near_sims"][i], out["near_idx"][i], strict=True)
-                ],
-                "tags": tags.tags_of(i),
-                "explanation": {
-                    "artist": att.names[focus],
-                    "signature": [tags.vocabulary[t] for t in sig],
-                    "matched": [tags.vocabulary[t] for t in sig if t in own],
-                    "missing": [tags.vocabulary[t] for t in sig if t not in own],
-                },
-            }
-        )
-    return rows
+def _image_row(i: int, work: WorkRef, out: dict, names, tags: TagMatrix, sigs, ref, config):
+    """One image's entry: top matches, attribution, nearest works, tag explanation."""
+    order = np.argsort(-out["proba"][i], kind="stable")[: config.top_k]
+    attributed = int(out["attributed"][i])
+    focus = attributed if attributed >= 0 else int(out["best"][i])
+    own = set(np.flatnonzero(tags.present[i]).tolist())
+    sig = sigs[focus].tags
+    near = zip(out["near_sims"][i], out["near_idx"][i], strict=True)
+    return {
+        "path": str(work.path),
+        "made_for": work.artist,
+        "top_matches": [
+            {"artist": names[a], "probability": float(out["proba"][i, a])} for a in order
+        ],
+        "attributed_to": names[attributed] if attributed >= 0 else None,
+        "typicality_p": float(out["typicality"][i]),
+        "nearest_works": [
+            {"path": ref.paths[j], "artist": str(ref.artists[j]), "cosine": float(v)}
+            for v, j in near
+        ],
+        "tags": tags.tags_of(i),
+        "explanation": {
+            "artist": names[focus],
+            "signature": [tags.vocabulary[t] for t in sig],
+            "matched": [tags.vocabulary[t] for t in sig if t in own],
+            "missing": [tags.vocabulary[t] for t in sig if t not in own],
+        },
+    }
+
+
+def _signatures_and_tags(ref: ReferenceSet, tagger: Tagger, A_gen, X_gen):
+    """TagMatch signatures fitted on every reference work, and the generated images' tags."""
+    binner = AttributeBinner.fit(ref.attributes, ref.attribute_names)
+    ref_tags = tagger.tags(binner, ref.attributes, ref.attribute_names, ref.embeddings)
+    y = np.searchsorted(np.array(ref.artist_names), ref.artists)  # artist index, sorted names
+    sigs = fit_signatures(ref_tags.present, y, len(ref.artist_names), TagMatchConfig())
+    return sigs, tagger.tags(binner, A_gen, ref.attribute_names, X_gen)
+
+
+def untestable_artists(ref: ReferenceSet, alpha: float) -> list[str]:
+    """Artists with fewer than 1/alpha works: their typicality p-value is never < alpha."""
+    if alpha <= 0:
+        return []
+    min_works = math.floor(1 / alpha + 1e-9)
+    return [n for n in ref.artist_names if int((ref.artists == n).sum()) < min_works]
 
 
 def run_check(
-    request: CheckRequest,
-    config: CheckConfig,
-    seed: int,
-    device: str,
-    on_progress: Progress = None,
-    on_total=None,
+    request: CheckRequest, config: CheckConfig, seed: int, device: str, on_progress: Progress = None
 ) -> dict:
     ref = load_references(request.db)
-    names = ref.artist_names
     if request.artist is not None:
-        require_artist(request.artist, names)
+        require_artist(request.artist, ref.artist_names)
     listing = list_generated(request.generated, request.artist)
     encoder = reference_encoder(ref, request.encoder, device, request.batch_size)
-    if on_total is not None:
-        on_total(len(listing.works))
     works, X_gen, A_gen, skipped = embed_generated(
         encoder, listing.works, request.max_pixels, request.batch_size, on_progress
     )
     with blas_threads_for(ref.embeddings.size):
-        att = fit_attributor(
-            ref.embeddings, ref.artists, ref.encoder.feature_groups, config, seed, device
-        )
+        groups = ref.encoder.feature_groups
+        att = fit_attributor(ref.embeddings, ref.artists, groups, config, seed, device)
         out = attribute(att, X_gen, config, device)
     tagger = build_tagger(ref, request.tag_source, device, encoder)
-    binner = AttributeBinner.fit(ref.attributes, ref.attribute_names)
-    ref_tags = tagger.tags(binner, ref.attributes, ref.attribute_names, ref.embeddings)
-    y = np.array([names.index(a) for a in ref.artists])
-    sigs = fit_signatures(ref_tags.present, y, len(names), TagMatchConfig())
-    gen_tags = tagger.tags(binner, A_gen, ref.attribute_names, X_gen)
-    summary = summarise(names, [w.artist for w in works], out, config)
-    counts = [int((ref.artists == n).sum()) for n in names]
-    min_works = math.floor(1 / config.alpha + 1e-9) if config.alpha > 0 else 0
-    untestable = [n for n, c in zip(names, counts, strict=True) if c < min_works]
+    sigs, gen_tags = _signatures_and_tags(ref, tagger, A_gen, X_gen)
+    images = [
+        _image_row(i, work, out, att.names, gen_tags, sigs, ref, config)
+        for i, work in enumerate(works)
+    ]
     return {
         "disclaimer": DISCLAIMER,
         "encoder": ref.encoder.spec,
         "n_images": len(works),
-        **summary,
-        "images": _image_rows(works, out, att, gen_tags, sigs, ref, config),
+        **summarise(att.names, [w.artist for w in works], out, config),
+        "images": images,
         "skipped": listing.skipped + skipped,
         "tag_source": tagger.source,
-        "typicality_untestable": untestable,
+        "typicality_untestable": untestable_artists(ref, config.alpha),
     }
 
 
