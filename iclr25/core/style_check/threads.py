@@ -4,7 +4,8 @@ A linear probe over a few thousand works multiplies small matrices; there a seco
 BLAS thread only adds synchronisation, and on a busy (oversubscribed) machine OpenBLAS'
 spinning threads made such products ~70x slower in our measurements (600 x 168 @ 168 x
 20: 0.13 ms with one thread vs 9.7 ms with two). Problems below ``SMALL_ELEMENTS``
-therefore run single-threaded; larger ones keep the library's default.
+therefore run single-threaded; larger ones keep the library's default. (threadpoolctl
+comes with scikit-learn; without it nothing is limited.)
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ SMALL_ELEMENTS = 4_000_000  # n_works * dim below which BLAS runs single-threade
 
 @contextlib.contextmanager
 def blas_threads_for(n_elements: int) -> Iterator[None]:
-    if n_elements >= SMALL_ELEMENTS:
+    try:
+        from threadpoolctl import threadpool_limits  # installed with scikit-learn
+    except ImportError:
+        threadpool_limits = None
+    if n_elements >= SMALL_ELEMENTS or threadpool_limits is None:
         yield
         return
-    from threadpoolctl import threadpool_limits
-
     with threadpool_limits(limits=1, user_api="blas"):
         yield
