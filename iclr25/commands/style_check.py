@@ -162,22 +162,18 @@ def index(
 def _render_unique(console, res) -> None:
     rows = [
         {
-            **r,
-            "ci": f"{r['ci_low']:.2f}-{r['ci_high']:.2f}",
+            "artist": r["name"],
+            "works": r["n_works"],
+            "accuracy": r["heldout_accuracy"],
+            "95% CI": f"{r['ci_low']:.2f}-{r['ci_high']:.2f}",
+            "precision": r["precision"],
+            "set acc.": r["set_accuracy"],
             "unique": "yes" if r["unique"] else "no",
+            "confused with": r["confused_with"] or "-",
         }
         for r in res["artists"]
     ]
-    cols = [
-        "name",
-        "n_works",
-        "heldout_accuracy",
-        "ci",
-        "precision",
-        "set_accuracy",
-        "unique",
-        "confused_with",
-    ]
+    cols = None
     console.print(rows_table(rows, cols, title=f"DeepMatch ({res['classifier']} probe), held-out"))
     console.print(
         f"mean held-out accuracy {format_value(res['mean_heldout_accuracy'])}; "
@@ -238,20 +234,16 @@ def unique(
 def _render_explain(console, res) -> None:
     rows = [
         {
-            **r,
-            "signature": ", ".join(r["signature"]) or "-",
-            "shared_with_closest": ", ".join(r["shared_with_closest"][:4]) or "-",
+            "artist": r["name"],
+            "signature": "\n".join(r["signature"]) or "-",
+            "precision": r["heldout_precision"],
+            "recall": r["heldout_recall"],
+            "closest artist": r["closest_artist"],
+            "tags shared with it": "\n".join(r["shared_with_closest"][:4]) or "-",
         }
         for r in res["artists"]
     ]
-    cols = [
-        "name",
-        "signature",
-        "heldout_precision",
-        "heldout_recall",
-        "closest_artist",
-        "shared_with_closest",
-    ]
+    cols = None
     console.print(rows_table(rows, cols, title=f"TagMatch signatures ({res['tag_source']} tags)"))
     console.print(
         f"tag top-1 accuracy {format_value(res['tag_top1_accuracy'])}, top-5 "
@@ -298,6 +290,8 @@ def explain(
     with reference_db(run, db, synthetic) as (db_path, syn):
         with run.progress("TagMatch folds", total=folds) as advance, run.timer("explain_s"):
             results = run_explain(db_path, config, tags, run.seed, run.device.kind, artist, advance)
+        for ex in results["excluded"]:
+            run.warn(f"excluded artist {ex['name']} ({ex['n_works']} works): {ex['reason']}")
         write_csv(
             run.artifact_path("signatures.csv"),
             results["artists"],
@@ -330,7 +324,7 @@ def _render_check(console, res) -> None:
             "top_match": _top_match(r),
             "attributed_to": r["attributed_to"] or "none",
             "typicality_p": r["typicality_p"],
-            "shared_tags": ", ".join(r["explanation"]["matched"]) or "-",
+            "shared_tags": "\n".join(r["explanation"]["matched"]) or "-",
         }
         for r in res["images"][:30]
     ]

@@ -204,7 +204,7 @@ class ZeroShotTagger:
         text_unit = {}
         for category, terms in vocabulary["categories"].items():
             prompts = [t.format(term) for term in terms for t in templates]
-            emb = encoder.encode_texts(prompts).reshape(len(terms), len(templates), -1)
+            emb = encoder.encode_texts(prompts).reshape(len(terms), len(templates), -1)  # (T, P, D)
             mean = emb / np.linalg.norm(emb, axis=2, keepdims=True).clip(1e-12)
             mean = mean.mean(axis=1)  # (terms, D)
             text_unit[category] = mean / np.linalg.norm(mean, axis=1, keepdims=True).clip(1e-12)

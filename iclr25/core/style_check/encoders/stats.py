@@ -181,8 +181,8 @@ def filter_bank_responses(L: np.ndarray) -> np.ndarray:
 
 
 def gram_features(L: np.ndarray) -> dict[str, float]:
-    rect = np.abs(filter_bank_responses(L)).reshape(len(SCALES_PX) * len(ORIENTATIONS_DEG), -1)
-    # rect: (F, P) rectified responses over P pixels
+    n_filters = len(SCALES_PX) * len(ORIENTATIONS_DEG)
+    rect = np.abs(filter_bank_responses(L)).reshape(n_filters, -1)  # (F, P) over P pixels
     energy = (rect**2).mean(axis=1)  # (F,)
     out = {f"energy_{f:02d}": math.log(e + 1e-8) for f, e in enumerate(energy)}
     centred = rect - rect.mean(axis=1, keepdims=True)

@@ -67,7 +67,8 @@ def _top_rows(scores: np.ndarray, k: int) -> np.ndarray:
         return np.argpartition(scores, c - k, axis=0)[c - k :]
     maxima = scores[:main].reshape(main // GROUP, GROUP, b).max(axis=1)  # (groups, b)
     groups = np.argpartition(maxima, maxima.shape[0] - k, axis=0)[-k:]  # (k, b)
-    rows = (groups[:, None, :] * GROUP + np.arange(GROUP)[None, :, None]).reshape(k * GROUP, b)
+    rows = groups[:, None, :] * GROUP + np.arange(GROUP)[None, :, None]  # (k, GROUP, b)
+    rows = rows.reshape(k * GROUP, b)  # candidate rows per column
     if main < c:  # the last partial group: every row is a candidate
         tail = np.broadcast_to(np.arange(main, c)[:, None], (c - main, b))
         rows = np.concatenate([rows, tail], axis=0)
