@@ -64,9 +64,10 @@ def reference_db(run: Run, db: Path | None, synthetic: bool) -> Iterator[tuple[P
             folder = run.staging / "synthetic"
         else:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="style-check-")))
+        setup = SyntheticSetup(seed=run.seed)
         with run.progress("synthetic corpus", total=None) as advance, run.timer("synthetic_s"):
-            paths = build_synthetic(folder, SyntheticSetup(seed=run.seed), advance)
-        yield paths["db"], paths
+            paths = build_synthetic(folder, setup, advance)
+        yield paths["db"], {**paths, "folder": folder, "setup": setup}
 
 
 def relocate(obj, old: str, new: str):
@@ -81,13 +82,21 @@ def relocate(obj, old: str, new: str):
 
 
 def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> None:
+    """``run.finish``; with --synthetic, paths point into --out (or, for a deleted temp
+    corpus, start with "synthetic/"), so results stay the same from run to run."""
     if synthetic:
-        results["synthetic"] = {"kept": run.staging is not None, "setup": "8 artists x 20 works"}
-    if run.staging is not None and synthetic:
-        final = str(run.options.out.resolve())
-        for staging in {str(run.staging), str(run.staging.resolve())}:
-            results = relocate(results, staging, final)
-            config = relocate(config, staging, final)
+        setup = synthetic["setup"]
+        results["synthetic"] = {
+            "kept": run.staging is not None,
+            "artists": setup.n_artists,
+            "works_per_artist": setup.per_artist,
+            "generated_per_artist": setup.generated_per_artist,
+        }
+        folder = Path(synthetic["folder"])
+        final = str(run.options.out.resolve() / "synthetic") if run.staging else "synthetic"
+        for old in {str(folder), str(folder.resolve())}:
+            results = relocate(results, old, final)
+            config = relocate(config, old, final)
     run.finish(results, config, render)
 
 
