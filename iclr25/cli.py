@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "bandit_replicable",
     "gpu_bench",
+    "style_check",
 )
 
 

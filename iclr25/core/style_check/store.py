@@ -1,0 +1,246 @@
+"""The embedding DB: one SQLite file (stdlib), transactional, incremental.
+
+Tables::
+
+    meta(key TEXT PRIMARY KEY, value TEXT)          format, schema, encoder (JSON), ...
+    works(path TEXT PRIMARY KEY, artist TEXT, size_bytes INT, mtime_ns INT,
+          sha256 TEXT, width INT, height INT,
+          embedding BLOB,      -- float32 little-endian, encoder.dim values
+          attributes BLOB)     -- float32, the style statistics (TagMatch attributes)
+
+Paths of works inside the DB's folder are stored relative to it, so a folder holding
+both the corpus and its DB can be moved. Every batch of new embeddings is committed in
+one transaction, so an interrupted ``index`` keeps what it finished and never leaves a
+half-written row. The DB records
+the encoder (spec, name, version, identity, dimension, feature names) at creation and
+refuses embeddings from any other encoder or of another dimension.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from iclr25 import __version__
+from iclr25.core.style_check.encoders import EncoderInfo
+from iclr25.errors import InputError, RunFailure
+
+FORMAT = "iclr25-style-check-db"
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS works (
+    path TEXT PRIMARY KEY, artist TEXT NOT NULL, size_bytes INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, width INTEGER, height INTEGER,
+    embedding BLOB NOT NULL, attributes BLOB NOT NULL
+);
+"""
+
+
+@dataclass
+class StoredWork:
+    path: str
+    artist: str
+    size_bytes: int
+    mtime_ns: int
+    sha256: str
+    width: int
+    height: int
+    embedding: np.ndarray  # (d,) float32
+    attributes: np.ndarray  # (a,) float32
+
+
+@dataclass
+class ReferenceSet:
+    """Everything downstream needs from the DB, as arrays in path order."""
+
+    paths: list[str]
+    artists: np.ndarray  # (n,) str
+    embeddings: np.ndarray  # (n, d) float32
+    attributes: np.ndarray  # (n, a) float32
+    encoder: EncoderInfo
+    attribute_names: list[str]
+
+    @property
+    def artist_names(self) -> list[str]:
+        return sorted(set(self.artists.tolist()))
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
+
+
+class StyleDB:
+    """A handle on the DB file; use as a context manager."""
+
+    def __init__(self, path: Path, create: bool = False) -> None:
+        self.path = Path(path).expanduser()
+        if self.path.is_dir():
+            raise InputError(
+                f"{self.path}: is a folder", "pass a file path for --db, e.g. refs.sqlite"
+            )
+        if not self.path.exists() and not create:
+            raise InputError(
+                f"{self.path}: no such DB", "build it first: iclr25 style-check index REFS --db DB"
+            )
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        try:
+            self.conn = sqlite3.connect(self.path)
+            if existed:
+                self._check_format()
+            else:
+                self.conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(
+                f"{self.path}: not a style-check DB ({exc})",
+                "pass a DB made by 'iclr25 style-check index', or a new file name",
+            ) from None
+
+    def _check_format(self) -> None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='format'").fetchone()
+        except sqlite3.DatabaseError:
+            row = None
+        if row is None or row[0] != FORMAT:
+            self.conn.close()
+            raise InputError(
+                f"{self.path}: exists but is not a style-check DB",
+                "pass a DB made by 'iclr25 style-check index', or a new file name",
+            )
+
+    def __enter__(self) -> StyleDB:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.conn.close()
+
+    # -- encoder ------------------------------------------------------------------------
+    def encoder(self) -> EncoderInfo | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='encoder'").fetchone()
+        return EncoderInfo(**json.loads(row[0])) if row else None
+
+    def attribute_names(self) -> list[str]:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='attribute_names'").fetchone()
+        return json.loads(row[0]) if row else []
+
+    def bind_encoder(self, info: EncoderInfo, attribute_names: list[str]) -> None:
+        """Record ``info`` in a new DB; in an existing one, refuse a different encoder."""
+        stored = self.encoder()
+        if stored is None:
+            with self.conn:
+                rows = [
+                    ("format", FORMAT),
+                    ("schema_version", SCHEMA_VERSION),
+                    ("created_by", f"iclr25 {__version__}"),
+                    ("encoder", json.dumps(info.as_dict())),
+                    ("attribute_names", json.dumps(list(attribute_names))),
+                ]
+                self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
+            return
+        check_same_encoder(stored, info, self.path)
+        if self.attribute_names() != list(attribute_names):
+            raise InputError(
+                f"{self.path}: made by another version of the style statistics",
+                "index into a new --db",
+            )
+
+    # -- paths ----------------------------------------------------------------------------
+    def _stored(self, path: str) -> str:
+        """Relative to the DB's folder when inside it, else absolute."""
+        base = self.path.parent.resolve()
+        try:
+            return Path(path).relative_to(base).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _absolute(self, stored: str) -> str:
+        path = Path(stored)
+        return str(path if path.is_absolute() else self.path.parent.resolve() / path)
+
+    # -- works ----------------------------------------------------------------------------
+    def file_states(self) -> dict[str, tuple[int, int, str, str]]:
+        """absolute path -> (size_bytes, mtime_ns, sha256, artist)."""
+        rows = self.conn.execute("SELECT path, size_bytes, mtime_ns, sha256, artist FROM works")
+        return {self._absolute(r[0]): (r[1], r[2], r[3], r[4]) for r in rows}
+
+    def upsert(self, works: list[StoredWork]) -> None:
+        rows = [
+            (
+                self._stored(w.path),
+                w.artist,
+                w.size_bytes,
+                w.mtime_ns,
+                w.sha256,
+                w.width,
+                w.height,
+                _blob(w.embedding),
+                _blob(w.attributes),
+            )
+            for w in works
+        ]
+        with self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO works VALUES (?,?,?,?,?,?,?,?,?)", rows)
+
+    def update_states(self, updates: list[tuple[str, str, int, int]]) -> None:
+        """(path, artist, size_bytes, mtime_ns) for files whose content did not change."""
+        with self.conn:
+            self.conn.executemany(
+                "UPDATE works SET artist=?, size_bytes=?, mtime_ns=? WHERE path=?",
+                [(a, s, m, self._stored(p)) for p, a, s, m in updates],
+            )
+
+    def delete(self, paths: list[str]) -> None:
+        with self.conn:
+            rows = [(self._stored(p),) for p in paths]
+            self.conn.executemany("DELETE FROM works WHERE path=?", rows)
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM works").fetchone()[0])
+
+    def load(self) -> ReferenceSet:
+        info = self.encoder()
+        if info is None or self.count() == 0:
+            raise InputError(
+                f"{self.path}: the DB holds no works", "run 'iclr25 style-check index' first"
+            )
+        rows = self.conn.execute(
+            "SELECT path, artist, embedding, attributes FROM works ORDER BY path"
+        ).fetchall()
+        names = self.attribute_names()
+        emb = b"".join(r[2] for r in rows)
+        att = b"".join(r[3] for r in rows)
+        n = len(rows)
+        if len(emb) != n * info.dim * 4 or len(att) != n * len(names) * 4:
+            raise RunFailure(
+                f"{self.path}: stored embeddings do not match the encoder's dimension {info.dim}",
+                "rebuild the DB with 'iclr25 style-check index' into a new file",
+            )
+        return ReferenceSet(
+            paths=[self._absolute(r[0]) for r in rows],
+            artists=np.array([r[1] for r in rows], dtype=object).astype(str),
+            embeddings=np.frombuffer(emb, dtype="<f4").reshape(n, info.dim).copy(),  # (n, d)
+            attributes=np.frombuffer(att, dtype="<f4").reshape(n, len(names)).copy(),  # (n, a)
+            encoder=info,
+            attribute_names=names,
+        )
+
+
+def check_same_encoder(stored: EncoderInfo, info: EncoderInfo, where: Path) -> None:
+    if stored.identity != info.identity:
+        raise InputError(
+            f"{where}: built with encoder {stored.spec} ({stored.identity}), "
+            f"not {info.spec} ({info.identity})",
+            f"pass --encoder {stored.spec} (same weights), or index into a new --db",
+        )
+    if stored.dim != info.dim:
+        raise InputError(
+            f"{where}: embeddings have dimension {stored.dim}, the encoder gives {info.dim}",
+            "index into a new --db",
+        )

@@ -1,0 +1,162 @@
+"""`iclr25 style-check` through the real console script: the whole flow on synthetic
+artists, the demo's --synthetic runs, and the error paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def flow(tmp_path_factory):
+    """make-synthetic (refs + new works of the same artists) and index, once."""
+    from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
+
+    root = tmp_path_factory.mktemp("style-cli")
+    write_corpus(root / "gen", SyntheticConfig(n_artists=4, per_artist=3, works_seed=9, size=64))
+    return root
+
+
+def test_make_synthetic_index_unique_check(cli, flow):
+    refs, db = flow / "refs", flow / "refs.sqlite"
+    made = cli(
+        "style-check",
+        "make-synthetic",
+        refs,
+        "--artists",
+        "4",
+        "--per-artist",
+        "10",
+        "--size",
+        "64",
+        "--json",
+    )
+    assert made.returncode == 0, made
+    assert made.json()["results"]["n_artists"] == 4 and len(list(refs.glob("*/*.png"))) == 40
+
+    (refs / made.json()["results"]["artists"][0]["name"] / "broken.png").write_bytes(
+        b"\x89PNG junk"
+    )
+    indexed = cli("style-check", "index", refs, "--db", db, "--json")
+    assert indexed.returncode == 0, indexed
+    res = indexed.json()["results"]
+    assert (res["embedded_new"], res["n_works"], res["n_artists"]) == (40, 40, 4)
+    assert [Path(s["path"]).name for s in res["skipped"]] == ["broken.png"]
+    assert any("broken.png" in w for w in indexed.json()["warnings"])
+
+    unique = cli("style-check", "unique", "--db", db, "--folds", "3", "--json")
+    assert unique.returncode == 0, unique
+    doc = unique.json()["results"]
+    assert doc["mean_heldout_accuracy"] >= 0.9
+    assert {"name", "heldout_accuracy", "unique"} <= set(doc["artists"][0])
+
+    checked = cli("style-check", "check", flow / "gen", "--db", db, "--json", "--out", flow / "run")
+    assert checked.returncode == 0, checked
+    res = checked.json()["results"]
+    assert res["attribution_accuracy"] >= 0.9 and res["n_images"] == 12
+    assert "not a finding of copying or of legal infringement" in res["disclaimer"]
+    report = (flow / "run" / "report.html").read_text()
+    assert "legal infringement" in report and "data:image/jpeg;base64" in report
+    assert (flow / "run" / "contact_sheet.png").stat().st_size > 1000
+    # 10 works per artist: too few for the default typicality test, and the run says so
+    assert any("typicality test" in w for w in checked.json()["warnings"])
+
+
+def test_check_with_unknown_artist_names_the_fix(cli, flow, tmp_path):
+    from iclr25.core.style_check.index import IndexConfig, index_references
+    from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
+
+    write_corpus(tmp_path / "refs", SyntheticConfig(n_artists=2, per_artist=3, size=32))
+    db = tmp_path / "db.sqlite"
+    index_references(tmp_path / "refs", db, IndexConfig())
+    result = cli("style-check", "check", flow / "gen", "--db", db, "--artist", "00-red-lines")
+    assert result.returncode == 2
+    assert "Error: artist '00-red-lines' is not in the DB" in result.stderr
+    assert "names are folder names" in result.stderr
+
+
+def test_synthetic_check_demo_run_directory(cli, tmp_path):
+    out = tmp_path / "run"
+    result = cli("style-check", "check", "--synthetic", "--json", "--out", out)
+    assert result.returncode == 0, result
+    res = result.json()["results"]
+    assert res["attribution_accuracy"] >= 0.9 and res["n_targeted_artists"] == 8
+    assert res["typicality_untestable"] == []  # 20 works per artist
+    text = (out / "result.json").read_text() + (out / "config.json").read_text()
+    assert ".partial" not in text  # staged paths rewritten to the final folder
+    assert Path(res["images"][0]["path"]).exists()
+    assert {"report.html", "contact_sheet.png", "attributions.csv", "synthetic"} <= {
+        p.name for p in out.iterdir()
+    }
+
+
+@pytest.mark.parametrize(
+    "args,fix",
+    [
+        (("unique",), "pass --db DB or --synthetic"),
+        (("unique", "--db", "x.sqlite", "--synthetic"), "pass one"),
+        (("unique", "--db", "missing.sqlite"), "build it first"),
+        (("index", "no-such-folder", "--db", "d.sqlite"), "pass a folder of <artist>/<image>"),
+        (("index", ".", "--db", "d.sqlite", "--encoder", "clip"), "--encoder hf:PATH"),
+        (("unique", "--synthetic", "--classifier", "svm"), "use linear or knn"),
+        (("check", "--db", "x.sqlite"), "pass the folder of generated images"),
+    ],
+)
+def test_bad_usage_exits_2_with_fix(cli, tmp_path, args, fix):
+    result = cli("style-check", *args, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert result.stderr.startswith("Error:") and fix in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_not_a_db_and_non_empty_folders_are_refused(cli, tmp_path):
+    fake = tmp_path / "notes.sqlite"
+    fake.write_text("hello")
+    result = cli("style-check", "unique", "--db", fake)
+    assert result.returncode == 2 and "not a style-check DB" in result.stderr
+    keep = tmp_path / "corpus"
+    keep.mkdir()
+    (keep / "precious.txt").write_text("keep me")
+    made = cli("style-check", "make-synthetic", keep, "--artists", "2", "--per-artist", "2")
+    assert made.returncode == 2 and "--overwrite" not in made.stdout
+    assert [p.name for p in keep.iterdir()] == ["precious.txt"]
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x").write_text("x")
+    refused = cli("style-check", "unique", "--synthetic", "--out", out)
+    assert refused.returncode == 2 and (out / "x").read_text() == "x"
+
+
+@pytest.mark.slow  # torch + transformers in a subprocess; the hf path is covered in-process
+def test_hf_encoder_from_the_cli(cli, tmp_path):
+    import torch
+    from transformers import Dinov2Config, Dinov2Model
+
+    from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
+
+    torch.manual_seed(0)
+    model = tmp_path / "dino"
+    Dinov2Model(
+        Dinov2Config(
+            hidden_size=32,
+            intermediate_size=37,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            image_size=32,
+            patch_size=8,
+        )
+    ).save_pretrained(model)
+    write_corpus(tmp_path / "refs", SyntheticConfig(n_artists=2, per_artist=3, size=40))
+    db = tmp_path / "d.sqlite"
+    result = cli(
+        "style-check", "index", tmp_path / "refs", "--db", db, "--encoder", f"hf:{model}", "--json"
+    )
+    assert result.returncode == 0, result
+    encoder = result.json()["results"]["encoder"]
+    assert encoder["dim"] == 32 and encoder["identity"].startswith("hf/dinov2/")
+    from iclr25.core.style_check.store import StyleDB
+
+    with StyleDB(db) as handle:
+        ref = handle.load()
+    assert ref.encoder.spec == f"hf:{model.resolve()}" and ref.embeddings.shape == (6, 32)

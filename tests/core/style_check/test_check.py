@@ -1,0 +1,75 @@
+"""Attribution of generated images: same generator with new works is attributed, an
+unseen generator is not attributed with high confidence; conformal p-values; summary."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from iclr25.core.style_check.check import (
+    CheckConfig,
+    attribute,
+    conformal_p_values,
+    fit_attributor,
+    summarise,
+)
+from iclr25.testing import assert_close
+
+from .conftest import embed_folder  # noqa: TID252
+
+
+def _attributor(corpus):
+    ref = corpus.ref
+    return fit_attributor(ref.embeddings, ref.artists, ref.encoder.feature_groups, CheckConfig())
+
+
+def test_new_works_of_known_artists_are_attributed(corpus):
+    att = _attributor(corpus)
+    emb, _, made_for = embed_folder(corpus.generated)
+    out = attribute(att, emb, CheckConfig())
+    summary = summarise(att.names, made_for, out, CheckConfig())
+    assert summary["attribution_accuracy"] >= 0.9
+    assert summary["attributed_share"] >= 0.8  # confident: probability and typicality
+    assert summary["style_at_risk_share"] >= 0.8
+    assert all(r["set_vote"] == r["name"] for r in summary["artists"])
+
+
+def test_unseen_generator_is_not_attributed_confidently(corpus):
+    att = _attributor(corpus)
+    emb, _, made_for = embed_folder(corpus.unseen)
+    out = attribute(att, emb, CheckConfig())
+    assert (out["attributed"] >= 0).mean() <= 0.1
+    assert np.median(out["typicality"]) < CheckConfig().alpha
+    summary = summarise(att.names, made_for, out, CheckConfig())
+    assert summary["attribution_accuracy"] is None  # made for artists the DB does not know
+    assert len(summary["unknown_made_for"]) == 4 and summary["style_at_risk_share"] is None
+
+
+def test_conformal_p_value_known_answer():
+    cal = np.array([0.1, 0.2, 0.3])
+    # #{s_j >= s}: s = 0.25 -> 1, s = 0.05 -> 3, s = 0.3 -> 1 (ties count), s = 0.9 -> 0
+    assert_close(conformal_p_values(cal, [0.25, 0.05, 0.3, 0.9]), [0.5, 1.0, 0.5, 0.25])
+
+
+@given(st.lists(st.floats(0, 2), min_size=1, max_size=30), st.floats(0, 2), st.floats(0, 2))
+def test_conformal_p_value_bounds_and_monotone(cal, s1, s2):
+    cal = np.sort(np.array(cal))
+    p = conformal_p_values(cal, [min(s1, s2), max(s1, s2)])
+    assert 1 / (len(cal) + 1) <= p[1] <= p[0] <= 1.0
+
+
+def test_summary_known_answer():
+    names = ["a", "b"]
+    out = {
+        "proba": np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]),
+        "best": np.array([0, 0, 1, 0]),
+        "attributed": np.array([0, -1, 1, 0]),
+    }
+    res = summarise(names, ["a", "a", "b", "b"], out, CheckConfig(risk_threshold=0.5))
+    rows = {r["name"]: r for r in res["artists"]}
+    assert res["attribution_accuracy"] == 0.75  # 3 of 4 top matches are the target
+    assert rows["a"]["attributed_share"] == 0.5 and rows["a"]["at_risk"]
+    assert rows["b"]["attributed_share"] == 0.5 and rows["b"]["top1_share"] == 0.5
+    assert res["n_at_risk"] == 2 and res["style_at_risk_share"] == 1.0
+    assert res["attributed_share"] == 0.75

@@ -1,0 +1,137 @@
+"""Incremental indexing and the DB's refusals (other encoder, not a DB, corrupt rows)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from iclr25.core.style_check.encoders import encoder_info
+from iclr25.core.style_check.encoders.stats import StyleStatsEncoder
+from iclr25.core.style_check.index import IndexConfig, index_references
+from iclr25.core.style_check.store import StyleDB
+from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
+from iclr25.errors import InputError, RunFailure
+
+
+@pytest.fixture
+def small_refs(tmp_path: Path) -> Path:
+    refs = tmp_path / "refs"
+    write_corpus(refs, SyntheticConfig(n_artists=3, per_artist=3, size=48))
+    return refs
+
+
+@pytest.fixture
+def encode_counter(monkeypatch):
+    """Count the images the style-statistics encoder embeds."""
+    seen: list[int] = []
+    original = StyleStatsEncoder.encode
+
+    def counting(self, images):
+        seen.append(len(images))
+        return original(self, images)
+
+    monkeypatch.setattr(StyleStatsEncoder, "encode", counting)
+    return seen
+
+
+def test_incremental_index_embeds_only_new_and_changed(tmp_path, small_refs, encode_counter):
+    db = tmp_path / "refs.sqlite"
+    first = index_references(small_refs, db, IndexConfig())
+    assert (first["embedded_new"], first["n_works"], first["n_artists"]) == (9, 9, 3)
+    assert sum(encode_counter) == 9
+
+    encode_counter.clear()
+    again = index_references(small_refs, db, IndexConfig())
+    assert (again["embedded_new"], again["embedded_changed"], again["unchanged"]) == (0, 0, 9)
+    assert sum(encode_counter) == 0  # nothing decoded or embedded
+
+    artists = sorted(p for p in small_refs.iterdir())
+    new = artists[0] / "new.png"
+    Image.new("RGB", (48, 48), (200, 30, 30)).save(new)  # new file
+    changed = artists[1] / "work-000.png"
+    Image.new("RGB", (48, 48), (30, 200, 30)).save(changed)  # new content, same name
+    touched = artists[1] / "work-001.png"
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 10**9))
+    (artists[2] / "work-002.png").unlink()  # removed
+    encode_counter.clear()
+    third = index_references(small_refs, db, IndexConfig())
+    assert third["embedded_new"] == 1 and third["embedded_changed"] == 1
+    assert third["removed"] == 1 and third["unchanged"] == 7 and third["n_works"] == 9
+    assert sum(encode_counter) == 2  # only the new and the changed file
+
+
+def test_relabel_without_reembedding(tmp_path, encode_counter):
+    Image.new("RGB", (32, 32), (1, 2, 3)).save(tmp_path / "a.png")
+    Image.new("RGB", (32, 32), (9, 9, 9)).save(tmp_path / "b.png")
+    manifest = tmp_path / "refs.csv"
+    manifest.write_text("path,artist\na.png,x\nb.png,y\n")
+    db = tmp_path / "db.sqlite"
+    index_references(manifest, db, IndexConfig())
+    manifest.write_text("path,artist\na.png,z\nb.png,y\n")
+    encode_counter.clear()
+    result = index_references(manifest, db, IndexConfig())
+    assert result["relabelled"] == 1 and sum(encode_counter) == 0
+    assert result["works_per_artist"] == {"y": 1, "z": 1}
+
+
+def test_bad_files_are_skipped_and_dropped(tmp_path, small_refs):
+    db = tmp_path / "db.sqlite"
+    index_references(small_refs, db, IndexConfig())
+    victim = sorted(small_refs.glob("*/work-000.png"))[0]
+    victim.write_bytes(victim.read_bytes()[:100])  # truncate an indexed file
+    (small_refs / sorted(os.listdir(small_refs))[0] / "junk.webp").write_text("not an image")
+    result = index_references(small_refs, db, IndexConfig())
+    reasons = {Path(s["path"]).name: s["reason"] for s in result["skipped"]}
+    assert reasons["work-000.png"].startswith("corrupt or truncated")
+    assert reasons["junk.webp"].startswith("not a readable image")
+    assert result["removed"] == 1 and result["n_works"] == 8
+
+
+def test_db_refuses_another_encoder(tmp_path, small_refs):
+    db = tmp_path / "db.sqlite"
+    index_references(small_refs, db, IndexConfig())
+    other = replace(encoder_info(StyleStatsEncoder()), spec="hf:/m", identity="hf/clip/abc")
+    with StyleDB(db) as handle, pytest.raises(InputError) as info:
+        handle.bind_encoder(other, StyleStatsEncoder().feature_names)
+    assert "built with encoder stats" in info.value.what
+    assert "--encoder stats" in info.value.fix
+
+
+def test_not_a_db_and_missing_db(tmp_path):
+    fake = tmp_path / "fake.sqlite"
+    fake.write_bytes(b"definitely not sqlite" * 100)
+    with pytest.raises(InputError, match="not a style-check DB"):
+        StyleDB(fake)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(InputError, match="not a style-check DB"):
+        StyleDB(other)
+    with pytest.raises(InputError, match="no such DB"):
+        StyleDB(tmp_path / "absent.sqlite")
+
+
+def test_corrupt_embedding_rows_fail_loudly(tmp_path, small_refs):
+    db = tmp_path / "db.sqlite"
+    index_references(small_refs, db, IndexConfig())
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE works SET embedding = x'00000000' WHERE rowid = 1")
+    with StyleDB(db) as handle, pytest.raises(RunFailure, match="dimension"):
+        handle.load()
+
+
+def test_db_moves_with_its_corpus(tmp_path, small_refs):
+    project = tmp_path / "project"
+    shutil.move(str(small_refs), str(project / "refs"))
+    db = project / "index.sqlite"  # DB next to the corpus: paths stored relative
+    index_references(project / "refs", db, IndexConfig())
+    moved = tmp_path / "moved"
+    shutil.move(str(project), str(moved))
+    with StyleDB(moved / "index.sqlite") as handle:
+        ref = handle.load()
+    assert all(Path(p).exists() and str(p).startswith(str(moved)) for p in ref.paths)
