@@ -199,6 +199,9 @@ class Run:
         self._t0 = time.perf_counter()
         self._finished = False
         self.staging: Path | None = None  # set by the decorator while --out is staged
+        #: a non-zero code here makes the CLI exit with it *after* the output is written
+        #: (e.g. ``track`` returns its child's exit status and keeps its run directory)
+        self.exit_code: int = 0
         self.library_warnings: list = []  # filled by warnings.catch_warnings(record=True)
         self.device: DeviceChoice = select_device(options.device)
         seed_everything(options.seed)
@@ -380,12 +383,16 @@ def _run_command(fn: Callable, args: tuple, kwargs: dict, common: CommonOptions,
         run.library_warnings = caught
         try:
             if common.out is None:
-                return fn(*args, run=run, **kwargs)
-            with atomic.staged_dir(common.out, overwrite=common.overwrite) as staging:
-                run.staging = staging
-                return fn(*args, run=run, **kwargs)
+                result = fn(*args, run=run, **kwargs)
+            else:
+                with atomic.staged_dir(common.out, overwrite=common.overwrite) as staging:
+                    run.staging = staging
+                    result = fn(*args, run=run, **kwargs)
         finally:
             run.drain_library_warnings()
+    if run.exit_code:
+        raise typer.Exit(run.exit_code)
+    return result
 
 
 def with_common_options(fn: Callable) -> Callable:

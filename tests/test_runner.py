@@ -137,3 +137,22 @@ def test_progress_is_silent_off_a_terminal():
         for _ in range(3):
             advance(1, loss=0.5)
     assert time.perf_counter() - t0 < 5
+
+
+def test_exit_code_set_by_command_applies_after_output_is_written(tmp_path: Path):
+    app = typer.Typer(no_args_is_help=True)
+
+    @command(app, "child")
+    def child(*, run: Run) -> None:
+        run.finish({"exit_code": 3})
+        run.exit_code = 3  # e.g. a tracked child process exited with 3
+
+    @command(app, "other")
+    def other(*, run: Run) -> None:
+        run.finish({})
+
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["child", "--json", "--out", str(out)])
+    assert result.exit_code == 3, result.output
+    assert json.loads(result.stdout)["results"] == {"exit_code": 3}
+    assert json.loads((out / "result.json").read_text())["results"]["exit_code"] == 3
