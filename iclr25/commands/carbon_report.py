@@ -2,8 +2,6 @@
 ICLR 2025) — from a manifest of runs (`estimate`), from GPU power logs (`power`), or by
 measuring a command live (`track`)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
@@ -202,10 +200,22 @@ def estimate(
         ),
     ] = None,
     embodied_co2e_kg_per_gpu: Annotated[
-        float | None, typer.Option("--embodied-co2e-kg-per-gpu", min=0.0, rich_help_panel=_GPU)
+        float | None,
+        typer.Option(
+            "--embodied-co2e-kg-per-gpu",
+            min=0.0,
+            help="Manufacturing CO2e per GPU (kg).",
+            rich_help_panel=_GPU,
+        ),
     ] = None,
     embodied_water_l_per_gpu: Annotated[
-        float | None, typer.Option("--embodied-water-l-per-gpu", min=0.0, rich_help_panel=_GPU)
+        float | None,
+        typer.Option(
+            "--embodied-water-l-per-gpu",
+            min=0.0,
+            help="Manufacturing water per GPU (L).",
+            rich_help_panel=_GPU,
+        ),
     ] = None,
     lifetime_years: Annotated[
         float | None,
