@@ -163,8 +163,7 @@ class FileIntegrator:
             if gap.any():
                 self._record_gaps(cols, gap, times, dt, p_mid)
         self.energy_j[cols] += energy_j.sum(axis=0)
-        t_start = times - dt
-        self.profile.add(cols, t_start, dt, p_start, watts, p_mid, energy_j, ok)
+        self.profile.add(cols, times, dt, p_start, watts, p_mid, energy_j, ok)
         self.first_t[cols] = np.where(np.isnan(self.first_t[cols]), times[0], self.first_t[cols])
         self.last_t[cols] = times[-1]
         self.last_p[cols] = watts[-1]

@@ -100,6 +100,48 @@ def _estimate_rows(path: Path) -> int:
     return max(1, int(size * lines / max(len(head), 1)))
 
 
+def prefetch(batches, depth: int = 2):
+    """Iterate ``batches`` produced by a background thread, at most ``depth`` ahead.
+
+    Parsing (pyarrow, numpy) releases the GIL, so reading the next block overlaps with
+    integrating this one; memory stays bounded by ``depth`` blocks. Exceptions from the
+    producer are raised here, in order."""
+    import queue
+    import threading
+
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if stop.is_set():
+                    return
+                items.put(("batch", batch))
+            items.put(("end", done))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            items.put(("error", exc))
+
+    worker = threading.Thread(target=produce, name="carbon-report-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                items.get_nowait()
+            except queue.Empty:
+                worker.join(0.01)
+
+
 def _read_file(path, fmt, config, tdp_for, on_progress) -> FileResult:
     reader = PowerLogReader(path, fmt, strict=config.strict, block_bytes=config.block_bytes)
     names = reader.read_gpu_names()
@@ -108,7 +150,7 @@ def _read_file(path, fmt, config, tdp_for, on_progress) -> FileResult:
         IntegrationConfig(config.max_gap_s, config.strict), profile, reader.where
     )
     models: list[str | None] = []
-    for batch in reader.batches():
+    for batch in prefetch(reader.batches()):
         new = reader.gpu_labels[integ.k :]
         if new:
             resolved = [tdp_for(names.get(label)) for label in new]

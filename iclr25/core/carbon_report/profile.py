@@ -93,9 +93,10 @@ class ProfileAccumulator:
         self.dip_energy_j = _grow(self.dip_energy_j, n, 0.0)
 
     # -- one block of intervals ------------------------------------------------------
-    def add(self, cols, t_start, dt, p_start, p_end, p_mid, energy_j, ok) -> None:
-        """Intervals of a block, all arrays (m, k) for GPUs ``cols`` (k,); ``ok`` marks
-        intervals that count (no gap, a previous sample exists)."""
+    def add(self, cols, t_end, dt, p_start, p_end, p_mid, energy_j, ok) -> None:
+        """Intervals of a block, all arrays (m, k) for GPUs ``cols`` (k,): each interval
+        ends at ``t_end`` and lasts ``dt``; ``ok`` marks intervals that count (no gap, a
+        previous sample exists)."""
         all_ok = bool(ok.all())  # the common case: no gap and not the first block
         time_w = dt if all_ok else np.where(ok, dt, 0.0)
         self._add_shares(cols, p_mid if all_ok else np.where(ok, p_mid, 0.0), time_w, energy_j)
@@ -104,25 +105,28 @@ class ProfileAccumulator:
         if not all_ok:
             below &= ok
         for j in np.flatnonzero(below.any(axis=0) | self.in_dip[cols]):
-            self._add_dips(int(cols[j]), below[:, j], t_start[:, j], dt[:, j], energy_j[:, j])
-        self._add_series(t_start, dt, time_w, energy_j, ok, all_ok)
+            t_start = t_end[:, j] - dt[:, j]
+            self._add_dips(int(cols[j]), below[:, j], t_start, dt[:, j], energy_j[:, j])
+        self._add_series(t_end, dt, time_w, energy_j, ok, all_ok)
 
-    def _bincount_2d(self, cols, index, weights, width: int) -> np.ndarray:
-        """Per-GPU histograms: (len(tdp), width) sums of ``weights`` at ``index`` (m, k)."""
+    def _flat_index(self, cols, index, width: int) -> np.ndarray:
+        """Bin index (m, k) of GPU columns ``cols`` -> index into (n_gpus * width,), flat."""
         if len(cols) > 1 or cols[0]:
             index += (cols * width)[None, :]
-        counts = np.bincount(
-            index.ravel(), weights=weights.ravel(), minlength=len(self.tdp_w) * width
-        )
+        return index.ravel()
+
+    def _bincount_2d(self, flat, weights, width: int) -> np.ndarray:
+        """Per-GPU histograms: (n_gpus, width) sums of ``weights`` at ``flat``."""
+        size = len(self.tdp_w) * width
+        counts = np.bincount(flat, weights=weights.ravel(), minlength=size)
         return counts.reshape(len(self.tdp_w), width)
 
     def _add_shares(self, cols, p_mid, time_w, energy_j) -> None:
         scaled = p_mid * (SHARE_RES / self.tdp_w[cols])  # (m, k) in fine bins
         np.minimum(scaled, SHARE_BINS, out=scaled)
-        index = scaled.astype(np.intp)
-        self.hist_time += self._bincount_2d(cols, index, time_w, SHARE_BINS + 1)
-        index = scaled.astype(np.intp)
-        self.hist_energy += self._bincount_2d(cols, index, energy_j, SHARE_BINS + 1)
+        flat = self._flat_index(cols, scaled.astype(np.intp), SHARE_BINS + 1)
+        self.hist_time += self._bincount_2d(flat, time_w, SHARE_BINS + 1)
+        self.hist_energy += self._bincount_2d(flat, energy_j, SHARE_BINS + 1)
 
     def _add_ramps(self, cols, time_w, p_start, p_end, ok, all_ok: bool) -> None:
         ramp = p_end - p_start  # (m, k) W, then W/s
@@ -139,7 +143,8 @@ class ProfileAccumulator:
         if RAMP_RES_W_PER_S != 1.0:
             magnitude /= RAMP_RES_W_PER_S
         np.minimum(magnitude, RAMP_BINS, out=magnitude)
-        self.ramp_hist += self._bincount_2d(cols, magnitude.astype(np.intp), time_w, RAMP_BINS + 1)
+        flat = self._flat_index(cols, magnitude.astype(np.intp), RAMP_BINS + 1)
+        self.ramp_hist += self._bincount_2d(flat, time_w, RAMP_BINS + 1)
 
     def _close_dips(self, gpu: int, starts, durations, energies) -> None:
         """Record finished dips of one GPU that last at least ``dip_min_s``."""
@@ -186,10 +191,10 @@ class ProfileAccumulator:
         if still_open:
             self.open_dip[gpu] = (starts[-1], durations[-1], energies[-1])
 
-    def _add_series(self, t_start, dt, time_w, energy_j, ok, all_ok: bool) -> None:
+    def _add_series(self, t_end, dt, time_w, energy_j, ok, all_ok: bool) -> None:
         if not all_ok and not ok.any():
             return
-        mid = t_start + 0.5 * dt  # (m, k) interval midpoints
+        mid = t_end - 0.5 * dt  # (m, k) interval midpoints
         if not all_ok:
             mid = np.where(ok, mid, 0.0)
         while float(mid.max()) / self.bin_s >= MAX_SERIES_BINS:
