@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr25.core.carbon_report.timestamps import parse_timestamps
+from iclr25.core.carbon_report.timestamps import parse_timestamps, string_parts
 from iclr25.errors import InputError
 
 BLOCK_BYTES = 3 << 19  # 1.5 MiB CSV blocks (~40k nvidia-smi rows): cache-friendly, low RSS
@@ -392,12 +392,43 @@ class PowerLogReader:
         values = table.column(column)
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
+        if _clean(column) == "index" and pa.types.is_binary(values.type) and not values.null_count:
+            ids = self._index_ids(values)
+            if ids is not None:
+                return ids
         encoded = pc.dictionary_encode(values.cast(pa.string()))
         lookup = np.array(
             [self._label_id(v) for v in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64
         )
         indices = encoded.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)
         return lookup[indices]
+
+    def _index_ids(self, values) -> np.ndarray | None:
+        """Dense ids of an nvidia-smi ``index`` column whose cells all have one width
+        (`` 0`` ... `` 7``), parsed from the bytes; None to fall back to the general path."""
+        offsets, data = string_parts(values)
+        width = int(offsets[1] - offsets[0]) if len(offsets) > 1 else 0
+        if not 1 <= width <= 4 or (np.diff(offsets) != width).any():
+            return None
+        cells = data[offsets[0] : offsets[-1]].reshape(-1, width)  # (n, width) bytes
+        digit = (cells - np.uint8(48)) <= 9  # uint8 wraps below '0'
+        if not (digit | (cells == 32)).all() or not digit[:, -1].all():
+            return None  # something other than right-aligned digits: general path
+        number = np.where(digit, cells - np.uint8(48), 0).astype(np.int64)  # spaces -> 0
+        for k in range(1, width):
+            number[:, k] += number[:, k - 1] * 10
+        index = number[:, -1]
+        if not hasattr(self, "_index_lut") or index.max() >= len(self._index_lut):
+            grown = np.full(int(index.max()) + 1, -1, dtype=np.int64)
+            old = getattr(self, "_index_lut", grown[:0])
+            grown[: len(old)] = old
+            self._index_lut = grown
+        ids = self._index_lut[index]
+        if (ids < 0).any():
+            for value in np.unique(index[ids < 0]).tolist():
+                self._index_lut[value] = self._dense_id(str(value))
+            ids = self._index_lut[index]
+        return ids
 
     def _label_id(self, raw: str | None) -> int:
         label = (raw or "").strip()

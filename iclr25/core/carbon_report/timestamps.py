@@ -81,7 +81,7 @@ def _parse_repeated(rows: np.ndarray, origin_s: int) -> np.ndarray:
     return unique_seconds[np.cumsum(changed) - 1]
 
 
-def _string_parts(array) -> tuple[np.ndarray, np.ndarray]:
+def string_parts(array) -> tuple[np.ndarray, np.ndarray]:
     """(offsets, data bytes) of an Arrow string/binary array, with nulls as empty strings."""
     import pyarrow as pa
 
@@ -165,7 +165,7 @@ def parse_timestamps(array, origin_s: int = 0) -> np.ndarray:
         return array.cast(pa.float64()).to_numpy(zero_copy_only=False) - origin_s
     if not (pa.types.is_string(array.type) or pa.types.is_binary(array.type)):
         array = array.cast(pa.string())
-    offsets, data = _string_parts(array)
+    offsets, data = string_parts(array)
     out = _parse_fixed_width(offsets, data, origin_s)
     bad = np.flatnonzero(np.isnan(out))
     if len(bad):
