@@ -147,12 +147,11 @@ class FileIntegrator:
         dt = np.empty_like(times)  # (m, k) interval ending at each sample
         dt[0] = times[0] - self.last_t[cols]
         np.subtract(times[1:], times[:-1], out=dt[1:])
-        p_start = np.empty_like(watts)
-        p_start[0] = self.last_p[cols]
-        p_start[1:] = watts[:-1]
+        step = np.empty_like(watts)  # (m, k) change of power over each interval
+        step[0] = watts[0] - self.last_p[cols]
+        np.subtract(watts[1:], watts[:-1], out=step[1:])
         ok = dt <= self.config.max_gap_s  # False for NaN: no previous sample yet
-        p_mid = p_start + watts
-        p_mid *= 0.5
+        p_mid = watts - 0.5 * step  # mean of the interval's end points
         if ok.all():
             energy_j = p_mid * dt
             self.covered_s[cols] += dt.sum(axis=0)
@@ -163,7 +162,7 @@ class FileIntegrator:
             if gap.any():
                 self._record_gaps(cols, gap, times, dt, p_mid)
         self.energy_j[cols] += energy_j.sum(axis=0)
-        self.profile.add(cols, times, dt, p_start, watts, p_mid, energy_j, ok)
+        self.profile.add(cols, times, dt, step, p_mid, energy_j, ok)
         self.first_t[cols] = np.where(np.isnan(self.first_t[cols]), times[0], self.first_t[cols])
         self.last_t[cols] = times[-1]
         self.last_p[cols] = watts[-1]

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr25.core.carbon_report.arrow_numpy import to_numpy
 from iclr25.core.carbon_report.timestamps import parse_timestamps, string_parts
 from iclr25.errors import InputError
 
@@ -128,13 +129,13 @@ def parse_power(values, unit_factor: float) -> tuple[np.ndarray, dict[str, np.nd
     import pyarrow.compute as pc
 
     if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
-        watts = values.cast(pa.float64()).to_numpy(zero_copy_only=False) * unit_factor
+        watts = to_numpy(values.cast(pa.float64())) * unit_factor
         return _reject_negative(watts, {"missing_power": np.isnan(watts)})
     text = values.cast(pa.string())
     try:
         trimmed = pc.utf8_trim(text, " W")
         if unit_factor == 1.0 and trimmed.null_count == 0:
-            watts = trimmed.cast(pa.float64()).to_numpy(zero_copy_only=False)
+            watts = to_numpy(trimmed.cast(pa.float64()))
             if not np.isnan(watts).any():
                 return _reject_negative(watts, {})
     except pa.ArrowInvalid:
@@ -156,13 +157,13 @@ def _parse_power_slow(text, unit_factor: float) -> tuple[np.ndarray, dict]:
 
     stripped = pc.utf8_trim_whitespace(text.fill_null(""))
     lowered = pc.utf8_lower(stripped)
-    missing = pc.is_in(lowered, value_set=pa.array(_MISSING)).to_numpy(zero_copy_only=False)
+    missing = to_numpy(pc.is_in(lowered, value_set=pa.array(_MISSING)))
     parts = pc.extract_regex(stripped, _POWER_RE)  # struct of (number, unit) or null
-    matched = parts.is_valid().to_numpy(zero_copy_only=False)
+    matched = to_numpy(parts.is_valid())
     numbers = pc.struct_field(parts, [0]).cast(pa.float64(), safe=False)
-    watts = numbers.fill_null(np.nan).to_numpy(zero_copy_only=False).astype(np.float64)
+    watts = to_numpy(numbers.fill_null(np.nan)).astype(np.float64)
     units = pc.utf8_lower(pc.struct_field(parts, [1])).fill_null("")
-    units = units.to_numpy(zero_copy_only=False)
+    units = np.array(units.to_pylist(), dtype=object)
     factors = np.full(len(watts), unit_factor)
     for unit, factor in UNIT_FACTORS.items():
         factors[units == unit] = factor
@@ -378,7 +379,7 @@ class PowerLogReader:
         blank = None
         for name in table.column_names:
             col = table.column(name).cast("string").fill_null("")
-            empty = pc.equal(pc.utf8_trim_whitespace(col), "").to_numpy(zero_copy_only=False)
+            empty = to_numpy(pc.equal(pc.utf8_trim_whitespace(col), ""))
             blank = empty if blank is None else blank & empty
         return blank
 
@@ -400,7 +401,7 @@ class PowerLogReader:
         lookup = np.array(
             [self._label_id(v) for v in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64
         )
-        indices = encoded.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)
+        indices = to_numpy(encoded.indices.fill_null(len(lookup) - 1))
         return lookup[indices]
 
     def _index_ids(self, values) -> np.ndarray | None:

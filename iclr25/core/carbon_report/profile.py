@@ -93,14 +93,15 @@ class ProfileAccumulator:
         self.dip_energy_j = _grow(self.dip_energy_j, n, 0.0)
 
     # -- one block of intervals ------------------------------------------------------
-    def add(self, cols, t_end, dt, p_start, p_end, p_mid, energy_j, ok) -> None:
+    def add(self, cols, t_end, dt, step, p_mid, energy_j, ok) -> None:
         """Intervals of a block, all arrays (m, k) for GPUs ``cols`` (k,): each interval
-        ends at ``t_end`` and lasts ``dt``; ``ok`` marks intervals that count (no gap, a
-        previous sample exists)."""
+        ends at ``t_end``, lasts ``dt``, changes power by ``step`` (overwritten here) and
+        has mean power ``p_mid``; ``ok`` marks intervals that count (no gap, a previous
+        sample exists)."""
         all_ok = bool(ok.all())  # the common case: no gap and not the first block
         time_w = dt if all_ok else np.where(ok, dt, 0.0)
         self._add_shares(cols, p_mid if all_ok else np.where(ok, p_mid, 0.0), time_w, energy_j)
-        self._add_ramps(cols, time_w, p_start, p_end, ok, all_ok)
+        self._add_ramps(cols, time_w, step, ok, all_ok)
         below = p_mid < self.config.dip_threshold * self.tdp_w[cols]
         if not all_ok:
             below &= ok
@@ -128,8 +129,8 @@ class ProfileAccumulator:
         self.hist_time += self._bincount_2d(flat, time_w, SHARE_BINS + 1)
         self.hist_energy += self._bincount_2d(flat, energy_j, SHARE_BINS + 1)
 
-    def _add_ramps(self, cols, time_w, p_start, p_end, ok, all_ok: bool) -> None:
-        ramp = p_end - p_start  # (m, k) W, then W/s
+    def _add_ramps(self, cols, time_w, step, ok, all_ok: bool) -> None:
+        ramp = step  # (m, k) W, then W/s in place
         if all_ok:
             ramp /= time_w
         else:
@@ -194,16 +195,18 @@ class ProfileAccumulator:
     def _add_series(self, t_end, dt, time_w, energy_j, ok, all_ok: bool) -> None:
         if not all_ok and not ok.any():
             return
-        mid = t_end - 0.5 * dt  # (m, k) interval midpoints
-        if not all_ok:
-            mid = np.where(ok, mid, 0.0)
-        while float(mid.max()) / self.bin_s >= MAX_SERIES_BINS:
+        top = float(np.nanmax(t_end[-1]))  # times increase down each column
+        while top / self.bin_s >= MAX_SERIES_BINS:
             self._coarsen()
+        mid = t_end - 0.5 * dt  # (m, k) interval midpoints, increasing down each column
         if self.bin_s != 1.0:
             mid /= self.bin_s
-        np.maximum(mid, 0.0, out=mid)
+        if not all_ok:
+            mid = np.where(ok, np.maximum(mid, 0.0), 0.0)
+        elif np.nanmin(mid[0]) < 0:
+            np.maximum(mid, 0.0, out=mid)
         index = mid.astype(np.intp).ravel()
-        size = max(len(self.series_energy_j), int(index.max()) + 1)
+        size = max(len(self.series_energy_j), int(top / self.bin_s) + 1)
         self.series_energy_j = _grow(self.series_energy_j, size, 0.0)
         self.series_cover_s = _grow(self.series_cover_s, size, 0.0)
         self.series_energy_j += np.bincount(index, energy_j.ravel(), minlength=size)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from iclr25.core.carbon_report.arrow_numpy import to_numpy
+
 _MIN_WIDTH, _MAX_WIDTH = 19, 29  # YYYY?MM?DD?HH:MM:SS, then up to 9 fraction digits
 _DIGIT_POS = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18])
 
@@ -124,9 +126,9 @@ def _parse_other(strings) -> np.ndarray:
     text = pc.utf8_trim_whitespace(strings.cast(pa.string()))
     out = np.full(len(text), np.nan)
     numeric = pc.match_substring_regex(text, r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
-    numeric = numeric.fill_null(False).to_numpy(zero_copy_only=False)
+    numeric = to_numpy(numeric.fill_null(False))
     if numeric.any():
-        out[numeric] = text.filter(pa.array(numeric)).cast(pa.float64()).to_numpy()
+        out[numeric] = to_numpy(text.filter(pa.array(numeric)).cast(pa.float64()))
     rest = np.flatnonzero(~numeric)
     for i in rest:  # ISO 8601 with a time zone; rare enough to take one at a time
         out[i] = _iso_seconds(text[int(i)].as_py())
@@ -157,12 +159,10 @@ def parse_timestamps(array, origin_s: int = 0) -> np.ndarray:
         array = array.combine_chunks()
     if pa.types.is_timestamp(array.type):
         unit_s = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[array.type.unit]
-        ints = array.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.float64)
-        return np.where(
-            array.is_null().to_numpy(zero_copy_only=False), np.nan, ints * unit_s - origin_s
-        )
+        ints = to_numpy(array.cast(pa.int64()).fill_null(0)).astype(np.float64)
+        return np.where(to_numpy(array.is_null()), np.nan, ints * unit_s - origin_s)
     if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
-        return array.cast(pa.float64()).to_numpy(zero_copy_only=False) - origin_s
+        return to_numpy(array.cast(pa.float64())) - origin_s
     if not (pa.types.is_string(array.type) or pa.types.is_binary(array.type)):
         array = array.cast(pa.string())
     offsets, data = string_parts(array)
