@@ -118,7 +118,7 @@ def example_file(name: str) -> Path:
     return package_file("iclr25.data", "carbon_report", name)
 
 
-def _fmt(value: float, digits: int = 4) -> str:
+def _fmt(value: float) -> str:
     from iclr25.output import format_value
 
     return format_value(float(value)) if value is not None else ""
@@ -540,6 +540,10 @@ def track(
     log_file, tmp, target = _open_log(run, log)
     try:
         measurement = core.track_command(cmd, config, log_file, stdout_to_stderr=run.json)
+    except BaseException:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)  # nothing partial is left behind
+        raise
     finally:
         if log_file is not None:
             log_file.close()
