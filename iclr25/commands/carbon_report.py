@@ -263,22 +263,12 @@ def estimate(
         results = summarize(specs)
     for message in warnings:
         run.warn(message)
-    results["sources"] = _sources(specs)
     if run.wants_artifacts:
         from iclr25.core.carbon_report.plots import stages_figure
 
         run.save_plot(stages_figure(results), "stages.png")
     config = {"manifest": str(manifest), "overrides": over}
     run.finish(results, config, _render_estimate)
-
-
-def _sources(specs) -> dict:
-    out: dict[str, dict] = {}
-    for spec in specs:
-        out.setdefault(f"site:{spec.site.name}", spec.site.sources)
-        if spec.gpu is not None:
-            out.setdefault(f"gpu:{spec.gpu.name}", spec.gpu.sources)
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -551,7 +541,7 @@ def track(
         tmp.replace(target)
     results = core.summarize(measurement, config)
     if site is not None:
-        results.update(_track_accounting(results, site))
+        results.update(core.account(results, site))
     _write_emissions(run, emissions_csv, core.emissions_row(measurement, results, config))
     results["files"] = {
         "power_log": str(log) if log else ("power_log.csv" if target else None),
@@ -560,17 +550,6 @@ def track(
     _track_warnings(run, results, measurement)
     run.finish(results, {"track": config, "site": site, "command": cmd}, None)
     run.exit_code = measurement.exit_code
-
-
-def _track_accounting(results: dict, site) -> dict:
-    from iclr25.core.carbon_report.accounting import RunSpec, account_run
-
-    spec = RunSpec(
-        "tracked command", "development", results["it_energy_kwh"], "measured (track)", site
-    )
-    acc = account_run(spec)
-    keys = ("energy_kwh", "co2e_kg", "water_l", "total_co2e_kg", "total_water_l")
-    return {**{k: acc[k] for k in keys}, "accounting": acc}
 
 
 def _write_emissions(run: Run, path: Path | None, row: dict) -> None:

@@ -226,4 +226,15 @@ def summarize(specs: list[RunSpec]) -> dict:
         "development_final_ratio": development_final_ratio(stages),
         "equivalences": equivalences(totals["total_co2e_kg"], totals["total_water_l"]),
         "breakdown": breakdown(stages, totals),
+        "sources": constant_sources(specs),
     }
+
+
+def constant_sources(specs: list[RunSpec]) -> dict[str, dict[str, str]]:
+    """The source of every preset constant the runs used, by site and GPU model."""
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        out.setdefault(f"site:{spec.site.name}", spec.site.sources)
+        if spec.gpu is not None:
+            out.setdefault(f"gpu:{spec.gpu.name}", spec.gpu.sources)
+    return out

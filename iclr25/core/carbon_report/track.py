@@ -203,16 +203,7 @@ def track_command(
     if gpus:
         gpus.close()
     cpu_s = cpu1 - cpu0
-    if rapl.available:
-        cpu_j, cpu_method, estimated = rapl.delta_j(rapl0, rapl1), "RAPL package counters", False
-    else:
-        logical = os.cpu_count() or 1
-        cpu_j = sensors.cpu_estimate_j(cpu_s, config.cpu_tdp_w, logical)
-        cpu_method = (
-            f"estimate: {cpu_s:.2f} CPU-s x {config.cpu_tdp_w:g} W TDP / {logical} logical CPUs "
-            f"(RAPL unreadable: {rapl.reason})"
-        )
-        estimated = True
+    cpu_j, cpu_method, estimated = _cpu_energy(rapl, rapl0, rapl1, cpu_s, config)
     exit_code = returncode if returncode >= 0 else 128 - returncode
     return Measurement(
         command=list(cmd),
@@ -232,6 +223,28 @@ def track_command(
         sampler_busy_s=sampler.busy_s,
         notes=notes,
     )
+
+
+def _cpu_energy(rapl, start, end, cpu_s: float, config: TrackConfig) -> tuple[float, str, bool]:
+    """(joules, method, estimated): RAPL counters, else the documented estimate."""
+    if rapl.available:
+        return rapl.delta_j(start, end), "RAPL package counters", False
+    logical = os.cpu_count() or 1
+    method = (
+        f"estimate: {cpu_s:.2f} CPU-s x {config.cpu_tdp_w:g} W TDP / {logical} logical CPUs "
+        f"(RAPL unreadable: {rapl.reason})"
+    )
+    return sensors.cpu_estimate_j(cpu_s, config.cpu_tdp_w, logical), method, True
+
+
+def account(results: dict, site) -> dict:
+    """Carbon and water of a measurement's IT energy at ``site`` (no embodied share)."""
+    from iclr25.core.carbon_report.accounting import RunSpec, account_run
+
+    spec = RunSpec("tracked command", "development", results["it_energy_kwh"], "measured", site)
+    acc = account_run(spec)
+    keys = ("energy_kwh", "co2e_kg", "water_l", "total_co2e_kg", "total_water_l")
+    return {**{k: acc[k] for k in keys}, "accounting": acc}
 
 
 def _gpu_rows(gpus, sampler, counters0, counters1, duration_s) -> list[dict]:
