@@ -134,3 +134,35 @@ def test_several_files_are_nodes_and_nodes_scale(tmp_path, helpers):
     assert scaled.results["gpu_hours"] == pytest.approx(32 * 3 * 100 / 3600)
     series = scaled.series_power_w
     assert np.nanmax(series) == pytest.approx(300 + 1200)  # the summed power of both nodes
+
+
+@pytest.mark.slow
+def test_large_logs_stream_in_bounded_memory(tmp_path):
+    """Peak RSS does not grow with the log: 1 M and 4 M rows (36 MB and 145 MB of text)."""
+    import json
+    import subprocess
+    import sys
+
+    from iclr25.core.carbon_report.synthetic import TraceConfig, write_nvidia_smi_log
+
+    code = (
+        "import json, resource, sys\n"
+        "from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power\n"
+        "r = analyse_power([sys.argv[1]], PowerConfig()).results\n"
+        "print(json.dumps({'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
+        " 'samples': sum(g['samples'] for g in r['gpus'])}))\n"
+    )
+    peaks = []
+    for rows in (1_000_000, 4_000_000):
+        path = tmp_path / f"log{rows}.csv"
+        written = write_nvidia_smi_log(path, TraceConfig(gpus=8), name=None, rows=rows)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(path)], capture_output=True, text=True
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out = json.loads(proc.stdout)
+        assert out["samples"] == written
+        peaks.append(out["rss_mb"])
+        path.unlink()
+    # 3 M more rows would add >= 72 MB as float64 arrays (t, power, id) and ~110 MB as text
+    assert peaks[1] - peaks[0] < 30, peaks
