@@ -162,9 +162,8 @@ def read_manifest(path: Path) -> tuple[list[RawRun], dict]:
     """Raw runs (with where they are in the file) and the manifest's defaults."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(
-            f"{path}: no such manifest file", "pass the path of a YAML, JSON or CSV file"
-        )
+        what = "is a folder, not a manifest" if path.is_dir() else "no such manifest file"
+        raise InputError(f"{path}: {what}", "pass the path of a YAML, JSON or CSV file")
     text = path.read_text(encoding="utf-8-sig")
     if not text.strip():
         raise InputError(f"{path}: the manifest is empty", "list at least one run")

@@ -72,7 +72,7 @@ KIND_TEXT = {
     "missing_power": "power values missing ([N/A])",
     "bad_power": "power values that are not numbers",
     "negative_power": "negative power values",
-    "converted_units": "power values in another unit (converted)",
+    "converted_units": "power values in another unit than the column's",
 }
 
 

@@ -426,11 +426,8 @@ def _warnings_for(skipped: dict[str, int], gaps: dict, files: list[FileResult]) 
                 ),
                 None,
             )
-            notes.append(
-                f"{count} {text} skipped"
-                + (f" (first at {where})" if where else "")
-                + (" and counted" if kind != "converted_units" else "")
-            )
+            done = "converted to W" if kind == "converted_units" else "skipped"
+            notes.append(f"{count} {text}: {done}" + (f" (first at {where})" if where else ""))
     if gaps["count"]:
         notes.append(
             f"{gaps['count']} gap(s) longer than {gaps['max_gap_setting_s']:g} s not bridged "
