@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bandit_replicable",
     "gpu_bench",
     "style_check",
+    "carbon_report",
 )
 
 

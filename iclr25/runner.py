@@ -407,18 +407,6 @@ def _resolved_annotations(fn: Callable) -> dict[str, Any]:
         return {}
 
 
-def _resolved_annotations(fn: Callable) -> dict[str, Any]:
-    """``fn``'s annotations as objects, ``Annotated`` metadata kept. Under
-    ``from __future__ import annotations`` they are strings, and typer would then drop the
-    ``typer.Option(...)`` inside them (help, names, panels) without a word."""
-    import typing
-
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # an unresolvable name: keep the raw annotations
-        return {}
-
-
 def with_common_options(fn: Callable) -> Callable:
     """Append the common options to ``fn``'s signature and run it inside the contract.
 

@@ -1,0 +1,604 @@
+"""`iclr25 carbon-report`: energy, carbon and water of model development (Morrison et al.,
+ICLR 2025) — from a manifest of runs (`estimate`), from GPU power logs (`power`), or by
+measuring a command live (`track`)."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from iclr25.demo import DemoStep
+from iclr25.runner import Run, command, require
+
+NAME = "carbon-report"
+HELP = "Energy, carbon and water of model development: estimates, power logs, live tracking."
+
+app = typer.Typer(no_args_is_help=True, help=HELP)
+
+_SITE = "Site constants (override the presets)"
+_GPU = "GPU constants (override the presets)"
+_PROFILE = "Power profile"
+
+Datacenter = Annotated[
+    str | None,
+    typer.Option(
+        "--datacenter",
+        help="Preset site: texas, iowa, lumi (aliases jupiter, augusta, hydro).",
+        rich_help_panel=_SITE,
+    ),
+]
+Pue = Annotated[
+    float | None,
+    typer.Option(
+        "--pue",
+        min=1.0,
+        help="Power usage effectiveness (facility/IT energy).",
+        rich_help_panel=_SITE,
+    ),
+]
+Intensity = Annotated[
+    float | None,
+    typer.Option(
+        "--carbon-intensity",
+        min=0.0,
+        help="Grid carbon intensity, kg CO2e per kWh.",
+        rich_help_panel=_SITE,
+    ),
+]
+WueOn = Annotated[
+    float | None,
+    typer.Option(
+        "--wue-onsite",
+        min=0.0,
+        help="On-site cooling water, L per kWh of IT energy.",
+        rich_help_panel=_SITE,
+    ),
+]
+WueOff = Annotated[
+    float | None,
+    typer.Option(
+        "--wue-offsite",
+        min=0.0,
+        help="Water of electricity generation, L per kWh of facility energy.",
+        rich_help_panel=_SITE,
+    ),
+]
+GpuModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gpu-model",
+        help="GPU model: H100, A100, H200, a preset key, or an nvidia-smi name.",
+        rich_help_panel=_GPU,
+    ),
+]
+TdpOpt = Annotated[
+    float | None, typer.Option("--tdp-w", min=1.0, help="GPU TDP in W.", rich_help_panel=_GPU)
+]
+
+ESTIMATE_KEYS = (
+    "JSON results: runs (per run: name, stage, gpus, gpu_model, datacenter, gpu_hours, "
+    "it_energy_kwh, energy_kwh [facility, PUE applied], co2e_kg, water_l, water_onsite_l, "
+    "water_offsite_l, embodied_co2e_kg, embodied_water_l, total_co2e_kg, total_water_l, "
+    "energy_basis, estimated, constants), stages (development/final/inference with the same "
+    "footprint keys, manufacturing = embodied), totals, development_final_ratio "
+    "(energy_kwh, co2e_kg, water_l), equivalences (us_home_years, us_person_years_water, "
+    "sources), breakdown (the paper's table), sources."
+)
+POWER_KEYS = (
+    "JSON results: energy_kwh (all GPUs and files, scaled by --nodes), measured_energy_kwh, "
+    "nodes, scale, gpu_count, gpu_hours, avg_power_w, files, skipped, gaps (count, total_s, "
+    "max_s, energy_if_bridged_kwh, first), profile (share_of_tdp, time_below_low_frac, "
+    "time_above_high_frac, share_percentiles, power_percentiles_w, dips, ramps, aggregate), "
+    "gpus (per GPU: energy_kwh, avg_power_w, samples, duration_s, covered_s, gaps, profile); "
+    "with --datacenter or constants also co2e_kg, water_l and accounting."
+)
+TRACK_KEYS = (
+    "JSON results: command, exit_code, interrupted, signals, duration_s, gpus (per GPU: "
+    "energy_kwh, avg_power_w, method), gpu_energy_kwh, cpu_energy_kwh, ram_energy_kwh, "
+    "it_energy_kwh, estimated (gpu/cpu/ram), methods, samples, interval_s, "
+    "sampler_cpu_frac, files; with --datacenter or constants also energy_kwh, co2e_kg, "
+    "water_l, total_co2e_kg, total_water_l and accounting."
+)
+
+
+def _site(datacenter, pue, intensity, wue_on, wue_off):
+    """A Site from the command line, or None when no site option was given."""
+    from iclr25.core.carbon_report.manifest import Overrides, resolve_site
+
+    values = (pue, intensity, wue_on, wue_off)
+    if datacenter is None and all(v is None for v in values):
+        return None
+    over = Overrides(datacenter, *values)
+    return resolve_site({}, over, "command line")
+
+
+def example_file(name: str) -> Path:
+    from iclr25.paths import package_file
+
+    return package_file("iclr25.data", "carbon_report", name)
+
+
+def _fmt(value: float) -> str:
+    from iclr25.output import format_value
+
+    return format_value(float(value)) if value is not None else ""
+
+
+# ---------------------------------------------------------------------------------------
+# estimate
+# ---------------------------------------------------------------------------------------
+def _render_estimate(console, results) -> None:
+    from iclr25.output import rows_table
+
+    runs = [
+        {
+            "run": r["name"],
+            "stage": r["stage"],
+            "site": r["datacenter"],
+            "GPU-h": r["gpu_hours"],
+            "MWh": r["energy_kwh"] / 1000,
+            "t CO2e": r["co2e_kg"] / 1000,
+            "kL water": r["water_l"] / 1000,
+            "embodied t": r["embodied_co2e_kg"] / 1000,
+            "total t": r["total_co2e_kg"] / 1000,
+        }
+        for r in results["runs"]
+    ]
+    console.print(rows_table(runs, title="runs (energy = facility energy, PUE applied)"))
+    table = [
+        {
+            "stage": r["stage"],
+            "GPU-h": r["gpu_hours"],
+            "MWh": r["energy_kwh"] / 1000,
+            "t CO2e": r["co2e_kg"] / 1000,
+            "kL water": r["water_l"] / 1000,
+        }
+        for r in results["breakdown"]
+    ]
+    console.print(rows_table(table, title="by stage, as the paper reports it"))
+    eq, ratio = results["equivalences"], results["development_final_ratio"]
+    console.print(
+        f"development / final: {_fmt(ratio['co2e_kg'])} (CO2e), {_fmt(ratio['water_l'])} (water); "
+        f"≈ {eq['us_home_years']:.1f} US home-years of electricity, "
+        f"≈ {eq['us_person_years_water']:.1f} US person-years of water"
+    )
+
+
+@command(app, "estimate", epilog=ESTIMATE_KEYS)
+def estimate(
+    manifest: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Runs as YAML, JSON or CSV (docs/carbon-report.md); default: bundled example.",
+            show_default=False,
+        ),
+    ] = None,
+    datacenter: Datacenter = None,
+    pue: Pue = None,
+    carbon_intensity: Intensity = None,
+    wue_onsite: WueOn = None,
+    wue_offsite: WueOff = None,
+    gpu_model: GpuModelOpt = None,
+    tdp_w: TdpOpt = None,
+    avg_power_w: Annotated[
+        float | None,
+        typer.Option(
+            "--avg-power-w",
+            min=0.0,
+            help="Mean power per GPU for runs given in GPU-hours.",
+            rich_help_panel=_GPU,
+        ),
+    ] = None,
+    utilization: Annotated[
+        float | None,
+        typer.Option(
+            "--utilization",
+            min=0.0,
+            max=1.0,
+            help="Fraction of TDP for runs given in GPU-hours.",
+            rich_help_panel=_GPU,
+        ),
+    ] = None,
+    embodied_co2e_kg_per_gpu: Annotated[
+        float | None,
+        typer.Option(
+            "--embodied-co2e-kg-per-gpu",
+            min=0.0,
+            help="Manufacturing CO2e per GPU (kg).",
+            rich_help_panel=_GPU,
+        ),
+    ] = None,
+    embodied_water_l_per_gpu: Annotated[
+        float | None,
+        typer.Option(
+            "--embodied-water-l-per-gpu",
+            min=0.0,
+            help="Manufacturing water per GPU (L).",
+            rich_help_panel=_GPU,
+        ),
+    ] = None,
+    lifetime_years: Annotated[
+        float | None,
+        typer.Option(
+            "--lifetime-years",
+            min=0.01,
+            help="GPU lifetime for amortising embodied impact.",
+            rich_help_panel=_GPU,
+        ),
+    ] = None,
+    energy_includes_pue: Annotated[
+        bool | None,
+        typer.Option(
+            "--energy-includes-pue/--energy-is-it",
+            help="Default for runs that give energy_kwh without saying whether PUE is included.",
+        ),
+    ] = None,
+    *,
+    run: Run,
+) -> None:
+    """Carbon and water of runs listed in a manifest: operational, embodied, by stage."""
+    from iclr25.core.carbon_report.accounting import summarize
+    from iclr25.core.carbon_report.manifest import Overrides, load_runs
+
+    over = Overrides(
+        datacenter,
+        pue,
+        carbon_intensity,
+        wue_onsite,
+        wue_offsite,
+        gpu_model,
+        tdp_w,
+        avg_power_w,
+        utilization,
+        embodied_co2e_kg_per_gpu,
+        embodied_water_l_per_gpu,
+        lifetime_years,
+        energy_includes_pue,
+    )
+    if manifest is None:
+        manifest = example_file("example_manifest.yaml")
+        run.log(f"no manifest given: using the bundled example {manifest}")
+    with run.timer("estimate_s"):
+        specs, warnings = load_runs(manifest, over)
+        results = summarize(specs)
+    for message in warnings:
+        run.warn(message)
+    if run.wants_artifacts:
+        from iclr25.core.carbon_report.plots import stages_figure
+
+        run.save_plot(stages_figure(results), "stages.png")
+    config = {"manifest": str(manifest), "overrides": over}
+    run.finish(results, config, _render_estimate)
+
+
+# ---------------------------------------------------------------------------------------
+# power
+# ---------------------------------------------------------------------------------------
+def _render_power(console, results) -> None:
+    from iclr25.output import render_mapping, rows_table
+
+    rows = [
+        {
+            "gpu": g["gpu"],
+            "node": g["node"],
+            "kWh": g["energy_kwh"],
+            "mean W": g["avg_power_w"],
+            "samples": g["samples"],
+            "gaps": g.get("gaps"),
+        }
+        for g in results["gpus"][:64]
+    ]
+    console.print(rows_table(rows, title=f"{results['gpu_count']} GPU(s)"))
+    summary = {
+        k: results[k]
+        for k in ("energy_kwh", "measured_energy_kwh", "scale", "gpu_hours", "avg_power_w")
+    }
+    for key in ("co2e_kg", "water_l"):
+        if key in results:
+            summary[key] = results[key]
+    profile = results.get("profile")
+    if profile:
+        summary["time_below_low_frac"] = profile["time_below_low_frac"]
+        summary["time_above_high_frac"] = profile["time_above_high_frac"]
+        summary["dips"] = {
+            k: profile["dips"][k]
+            for k in ("count", "total_duration_s", "energy_kwh", "deficit_kwh")
+        }
+        summary["aggregate"] = {
+            k: profile["aggregate"][k]
+            for k in ("peak_power_w", "max_rise_w_per_s", "max_fall_w_per_s")
+        }
+    summary["gaps"] = {k: results["gaps"][k] for k in ("count", "total_s")}
+    summary["skipped"] = {k: v for k, v in results["skipped"].items() if v}
+    render_mapping(console, summary, title="power logs")
+
+
+def _write_power_artifacts(run: Run, analysis) -> None:
+    from iclr25 import atomic
+
+    if analysis.results["profile"] is None:
+        return
+    from iclr25.core.carbon_report.plots import power_profile_figure
+
+    profile = analysis.results["profile"]
+    run.save_plot(
+        power_profile_figure(analysis, profile["low_share"], profile["high_share"]),
+        "power_profile.png",
+    )
+    lines = ["start_s,duration_s"] + [f"{s:.3f},{d:.3f}" for s, d in sorted(analysis.dips)]
+    atomic.write_text(run.artifact_path("dips.csv"), "\n".join(lines) + "\n")
+    series = ["start_s,power_w"] + [
+        f"{t:.3f},{p:.3f}"
+        for t, p in zip(analysis.series_t_s, analysis.series_power_w, strict=True)
+    ]
+    atomic.write_text(run.artifact_path("series.csv"), "\n".join(series) + "\n")
+
+
+@command(app, "power", epilog=POWER_KEYS)
+def power(
+    logs: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="nvidia-smi CSV, CodeCarbon emissions.csv, or timestamp,gpu,power_w "
+            "CSV/Parquet; one file per node. Default: the bundled example log.",
+            show_default=False,
+        ),
+    ] = None,
+    nodes: Annotated[
+        int | None,
+        typer.Option(
+            "--nodes",
+            min=1,
+            help="Total nodes the files stand for: energy is scaled by nodes / files.",
+        ),
+    ] = None,
+    max_gap: Annotated[
+        float,
+        typer.Option(
+            "--max-gap",
+            min=0.0,
+            help="Sampling intervals longer than this (s) are gaps: reported, not integrated.",
+        ),
+    ] = 60.0,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Fail on the first malformed row instead of skipping and counting it."
+        ),
+    ] = False,
+    gpu_model: GpuModelOpt = None,
+    tdp_w: TdpOpt = None,
+    dip_threshold: Annotated[
+        float,
+        typer.Option(
+            "--dip-threshold",
+            min=0.0,
+            max=1.5,
+            help="A dip is power below this share of TDP ...",
+            rich_help_panel=_PROFILE,
+        ),
+    ] = 0.5,
+    dip_min_s: Annotated[
+        float,
+        typer.Option(
+            "--dip-min-s",
+            min=0.0,
+            help="... lasting at least this long (s).",
+            rich_help_panel=_PROFILE,
+        ),
+    ] = 5.0,
+    low_share: Annotated[
+        float,
+        typer.Option(
+            "--low-share",
+            min=0.0,
+            max=1.5,
+            help="Report time below this share of TDP.",
+            rich_help_panel=_PROFILE,
+        ),
+    ] = 0.15,
+    high_share: Annotated[
+        float,
+        typer.Option(
+            "--high-share",
+            min=0.0,
+            max=1.5,
+            help="Report time above this share of TDP.",
+            rich_help_panel=_PROFILE,
+        ),
+    ] = 0.85,
+    bin_s: Annotated[
+        float,
+        typer.Option(
+            "--bin-s",
+            min=0.001,
+            help="Resolution of the aggregate power series (s).",
+            rich_help_panel=_PROFILE,
+        ),
+    ] = 1.0,
+    datacenter: Datacenter = None,
+    pue: Pue = None,
+    carbon_intensity: Intensity = None,
+    wue_onsite: WueOn = None,
+    wue_offsite: WueOff = None,
+    *,
+    run: Run,
+) -> None:
+    """Energy and power profile of GPU power logs (and their carbon and water)."""
+    from iclr25.core.carbon_report.power_report import (
+        PowerConfig,
+        analyse_power,
+        total_rows_estimate,
+    )
+    from iclr25.core.carbon_report.profile import ProfileConfig
+
+    require(
+        low_share <= high_share,
+        "--low-share is above --high-share",
+        "give --low-share <= --high-share",
+    )
+    profile = ProfileConfig(dip_threshold, dip_min_s, low_share, high_share, bin_s)
+    config = PowerConfig(max_gap, strict, nodes, gpu_model, tdp_w, profile)
+    site = _site(datacenter, pue, carbon_intensity, wue_onsite, wue_offsite)
+    if not logs:
+        logs = [example_file("example_power_log.csv")]
+        run.log(f"no log given: using the bundled example {logs[0]}")
+    for path in logs:
+        require(path.is_file(), f"{path}: no such log file", "pass the path of a power log")
+    with (
+        run.progress("reading power logs", total=total_rows_estimate(logs)) as advance,
+        run.timer("power_s"),
+    ):
+        analysis = analyse_power(logs, config, site, on_progress=advance)
+    for message in analysis.warnings:
+        run.warn(message)
+    if run.wants_artifacts:
+        _write_power_artifacts(run, analysis)
+    run.finish(
+        analysis.results,
+        {"logs": [str(p) for p in logs], "power": config, "site": site},
+        _render_power,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# track
+# ---------------------------------------------------------------------------------------
+def _open_log(run: Run, log: Path | None):
+    """(file to stream the power log to, its temporary path, final path) or Nones."""
+    from iclr25 import atomic
+
+    target = log if log is not None else run.artifact_path("power_log.csv")
+    if target is None:
+        return None, None, None
+    if log is not None:
+        atomic.refuse_existing(log, run.options.overwrite)
+        log.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.partial")
+    return open(tmp, "w", encoding="utf-8", buffering=1 << 16), tmp, target
+
+
+@command(
+    app,
+    "track",
+    epilog=TRACK_KEYS,
+    context_settings={"allow_interspersed_args": False},
+)
+def track(
+    cmd: Annotated[
+        list[str], typer.Argument(help="The command to run, after --.", show_default=False)
+    ],
+    interval: Annotated[
+        float, typer.Option("--interval", min=0.01, help="GPU power sampling period (s).")
+    ] = 0.5,
+    log: Annotated[
+        Path | None, typer.Option("--log", help="Write the power log (timestamp,gpu,power_w) here.")
+    ] = None,
+    emissions_csv: Annotated[
+        Path | None,
+        typer.Option(
+            "--emissions-csv", help="Append a CodeCarbon-compatible row to this emissions.csv."
+        ),
+    ] = None,
+    project_name: Annotated[
+        str, typer.Option("--project-name", help="project_name column of emissions.csv.")
+    ] = "iclr25",
+    cpu_tdp_w: Annotated[
+        float,
+        typer.Option(
+            "--cpu-tdp-w",
+            min=1.0,
+            help="CPU package TDP for the estimate used when RAPL is unreadable.",
+        ),
+    ] = 85.0,
+    ram_w_per_gb: Annotated[
+        float, typer.Option("--ram-w-per-gb", min=0.0, help="RAM power model (W per GB resident).")
+    ] = 0.375,
+    datacenter: Datacenter = None,
+    pue: Pue = None,
+    carbon_intensity: Intensity = None,
+    wue_onsite: WueOn = None,
+    wue_offsite: WueOff = None,
+    *,
+    run: Run,
+) -> None:
+    """Run CMD and measure GPU (NVML), CPU (RAPL or estimate) and RAM (estimate) energy."""
+    from iclr25.core.carbon_report import track as core
+
+    config = core.TrackConfig(interval, cpu_tdp_w, ram_w_per_gb, project_name=project_name)
+    site = _site(datacenter, pue, carbon_intensity, wue_onsite, wue_offsite)
+    log_file, tmp, target = _open_log(run, log)
+    try:
+        measurement = core.track_command(cmd, config, log_file, stdout_to_stderr=run.json)
+    except BaseException:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)  # nothing partial is left behind
+        raise
+    finally:
+        if log_file is not None:
+            log_file.close()
+    if tmp is not None:
+        tmp.replace(target)
+    results = core.summarize(measurement, config)
+    if site is not None:
+        results.update(core.account(results, site))
+    _write_emissions(run, emissions_csv, core.emissions_row(measurement, results, config))
+    results["files"] = {
+        "power_log": str(log) if log else ("power_log.csv" if target else None),
+        "emissions_csv": str(emissions_csv) if emissions_csv else None,
+    }
+    _track_warnings(run, results, measurement)
+    run.finish(results, {"track": config, "site": site, "command": cmd}, None)
+    run.exit_code = measurement.exit_code
+
+
+def _write_emissions(run: Run, path: Path | None, row: dict) -> None:
+    from iclr25.core.carbon_report.codecarbon_csv import append_row
+
+    staged = run.artifact_path("emissions.csv")
+    if staged is not None:
+        append_row(staged, row)
+    if path is not None:
+        append_row(path, row)
+
+
+def _track_warnings(run: Run, results: dict, m) -> None:
+    for note in m.notes:
+        run.warn(note)
+    for part in ("cpu", "ram"):
+        if results["estimated"][part]:
+            run.warn(f"{part.upper()} energy is estimated ({results['methods'][part]})")
+    if not results["gpus"]:
+        run.warn(f"no GPU measured ({results['methods']['gpu']})")
+    if "co2e_kg" not in results:
+        run.warn(
+            "no site given: CO2e and water left empty; pass --datacenter or --carbon-intensity"
+        )
+    if results["exit_code"]:
+        run.warn(
+            f"the command exited with {results['exit_code']}; measurements up to then are reported"
+        )
+
+
+DEMO = (
+    DemoStep(
+        "carbon-report estimate",
+        ("carbon-report", "estimate"),
+        lambda doc: (
+            f"{doc['results']['totals']['total_co2e_kg'] / 1000:.0f} t CO2e, "
+            f"{doc['results']['totals']['total_water_l'] / 1000:,.0f} kL water, "
+            f"dev/final {doc['results']['development_final_ratio']['co2e_kg']:.2f}"
+        ),
+        timeout_s=60.0,
+    ),
+    DemoStep(
+        "carbon-report power",
+        ("carbon-report", "power", "--datacenter", "texas"),
+        lambda doc: (
+            f"{doc['results']['energy_kwh']:.3f} kWh over {doc['results']['gpu_count']} GPUs, "
+            f"{doc['results']['profile']['dips']['count']} dips, "
+            f"{doc['results']['profile']['time_above_high_frac']:.0%} of time above 85% TDP"
+        ),
+        timeout_s=60.0,
+    ),
+)

@@ -1,0 +1,515 @@
+"""Streaming readers for GPU power logs: nvidia-smi CSV, plain CSV/Parquet, CodeCarbon.
+
+Formats (detected from the header, or the Parquet magic bytes):
+
+- ``nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv[,nounits]``: columns
+  ``timestamp``, a GPU id (``index``, else ``uuid`` or ``pci.bus_id``) and ``power.draw``
+  (or ``power.draw.instant`` / ``power.draw.average``) with units in the header and values
+  (``612.34 W``). Extra columns are ignored; a ``name`` column names the GPU model.
+- plain CSV or Parquet: ``timestamp`` (epoch seconds or ISO 8601), optional ``gpu``, and
+  ``power_w`` (or ``power_kw`` / ``power_mw``).
+- CodeCarbon ``emissions.csv``: one row per run (or per save), with cumulative
+  ``gpu_energy`` in kWh; read as per-run energy counters, not as a time series.
+
+CSV is read with pyarrow's streaming reader in blocks (bounded memory, one block at a time);
+every column arrives as text and is converted here, so a bad value costs one row, not the
+file. Each batch gives seconds since the file's origin (an integer second near the first
+sample), dense GPU ids and watts; a row that cannot be used has NaN power and is counted
+under a kind (``malformed_rows``, ``missing_power`` for ``[N/A]``, ``bad_power``,
+``negative_power``) with its line number. ``strict`` turns the first such row into an
+InputError naming the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from iclr25.core.carbon_report.arrow_numpy import to_numpy
+from iclr25.core.carbon_report.timestamps import parse_timestamps, string_parts
+from iclr25.errors import InputError
+
+BLOCK_BYTES = 3 << 19  # 1.5 MiB CSV blocks (~40k nvidia-smi rows): cache-friendly, low RSS
+PARQUET_BATCH_ROWS = 262_144
+UNIT_FACTORS = {"mw": 1e-3, "w": 1.0, "kw": 1e3}
+_MISSING = ("", "[n/a]", "n/a", "[not supported]", "[unknown error]", "nan")
+_POWER_RE = r"^(?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[mMkK]?[wW])?$"
+GPU_ID_COLUMNS = ("index", "uuid", "pci.bus_id", "gpu", "gpu_index", "device")
+POWER_COLUMNS = ("power.draw", "power.draw.instant", "power.draw.average")
+
+
+@dataclasses.dataclass
+class Problems:
+    """Rows of one file that could not be used, by kind, with their first line numbers."""
+
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    first: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+    def add(self, kind: str, count: int, where: list[str]) -> None:
+        if count <= 0:
+            return
+        self.counts[kind] = self.counts.get(kind, 0) + int(count)
+        shown = self.first.setdefault(kind, [])
+        shown.extend(where[: max(0, 5 - len(shown))])
+
+
+@dataclasses.dataclass
+class SampleBatch:
+    t_s: np.ndarray  # (n,) seconds since the file's origin
+    gpu: np.ndarray  # (n,) dense GPU ids (int64), -1 where the row is unusable
+    power_w: np.ndarray  # (n,) watts; NaN where the row is unusable
+    row0: int  # index of the first row among the file's data rows (for line numbers)
+
+
+KIND_TEXT = {
+    "malformed_rows": "malformed rows",
+    "missing_power": "power values missing ([N/A])",
+    "bad_power": "power values that are not numbers",
+    "negative_power": "negative power values",
+    "converted_units": "power values in another unit than the column's",
+}
+
+
+def detect_format(path: Path) -> str:
+    """``nvidia-smi``, ``plain``, ``parquet`` or ``codecarbon`` (InputError otherwise)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such log file", "pass the path of a power log")
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    if not head.strip():
+        raise InputError(f"{path}: the log is empty", "pass a log with a header and samples")
+    if head[:4] == b"PAR1":
+        return "parquet"
+    header = head.splitlines()[0].decode("utf-8-sig", errors="replace")
+    names = [_clean(c) for c in header.split(",")]
+    if "gpu_energy" in names and ("run_id" in names or "codecarbon_version" in names):
+        return "codecarbon"
+    if "timestamp" in names and any(n.split(" ")[0] in POWER_COLUMNS for n in names):
+        return "nvidia-smi"
+    if "timestamp" in names and any(_power_unit(n) for n in names):
+        return "plain"
+    raise InputError(
+        f"{path}: unrecognised header {header.strip()[:120]!r}",
+        "use nvidia-smi --query-gpu=timestamp,index,power.draw --format=csv, a CodeCarbon "
+        "emissions.csv, or a CSV/Parquet with columns timestamp,gpu,power_w",
+    )
+
+
+def _clean(name: str) -> str:
+    return name.strip().strip('"').lower()
+
+
+def _power_unit(name: str) -> float | None:
+    """Unit factor of a plain power column name (power_w, power_kw, power_mw), else None."""
+    match = re.fullmatch(r"power_(mw|w|kw)", name)
+    return UNIT_FACTORS[match.group(1)] if match else None
+
+
+def _header_unit(name: str) -> float:
+    match = re.search(r"\[(mw|w|kw)\]", name)
+    return UNIT_FACTORS[match.group(1)] if match else 1.0
+
+
+# ---------------------------------------------------------------------------------------
+# value conversion
+# ---------------------------------------------------------------------------------------
+def parse_power(values, unit_factor: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Watts from text like ``612.34 W`` / ``612.34`` / ``0.6 kW``; masks of rejected kinds.
+
+    Values without a unit take the header's unit (``unit_factor``). The fast path is one
+    trim and one cast; a batch with anything else goes through a regular expression."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
+        watts = to_numpy(values.cast(pa.float64())) * unit_factor
+        return _reject_negative(watts, {"missing_power": np.isnan(watts)})
+    text = values.cast(pa.string())
+    try:
+        trimmed = pc.utf8_trim(text, " W")
+        if unit_factor == 1.0 and trimmed.null_count == 0:
+            watts = to_numpy(trimmed.cast(pa.float64()))
+            if not np.isnan(watts).any():
+                return _reject_negative(watts, {})
+    except pa.ArrowInvalid:
+        pass
+    return _parse_power_slow(text, unit_factor)
+
+
+def _reject_negative(watts: np.ndarray, kinds: dict) -> tuple[np.ndarray, dict]:
+    negative = watts < 0
+    if negative.any():
+        watts = np.where(negative, np.nan, watts)
+        kinds["negative_power"] = negative
+    return watts, kinds
+
+
+def _parse_power_slow(text, unit_factor: float) -> tuple[np.ndarray, dict]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    stripped = pc.utf8_trim_whitespace(text.fill_null(""))
+    lowered = pc.utf8_lower(stripped)
+    missing = to_numpy(pc.is_in(lowered, value_set=pa.array(_MISSING)))
+    parts = pc.extract_regex(stripped, _POWER_RE)  # struct of (number, unit) or null
+    matched = to_numpy(parts.is_valid())
+    numbers = pc.struct_field(parts, [0]).cast(pa.float64(), safe=False)
+    watts = to_numpy(numbers.fill_null(np.nan)).astype(np.float64)
+    units = pc.utf8_lower(pc.struct_field(parts, [1])).fill_null("")
+    units = np.array(units.to_pylist(), dtype=object)
+    factors = np.full(len(watts), unit_factor)
+    for unit, factor in UNIT_FACTORS.items():
+        factors[units == unit] = factor
+    converted = matched & (factors != unit_factor)
+    watts = np.where(matched, watts * factors, np.nan)
+    kinds = {
+        "missing_power": missing & ~matched,
+        "bad_power": ~missing & ~matched,
+        "converted_units": converted,
+    }
+    return _reject_negative(watts, kinds)
+
+
+# ---------------------------------------------------------------------------------------
+# readers
+# ---------------------------------------------------------------------------------------
+class PowerLogReader:
+    """One power log (CSV or Parquet) as a stream of :class:`SampleBatch`."""
+
+    def __init__(self, path: Path, fmt: str, strict: bool = False, block_bytes: int = BLOCK_BYTES):
+        self.path = Path(path)
+        self.format = fmt
+        self.strict = strict
+        self.block_bytes = block_bytes
+        self.problems = Problems()
+        self.gpu_labels: list[str] = []  # dense id -> label
+        self._label_ids: dict[str, int] = {}
+        self.gpu_names: dict[str, str] = {}  # label -> model name printed in the log
+        self.origin_s: int | None = None
+        self.rows_read = 0
+        self._invalid_lines: list[int] = []
+        self._strict_first: tuple[int, str] | None = None
+        self._columns = self._read_columns()
+
+    # -- header ------------------------------------------------------------------------
+    def _read_columns(self) -> dict:
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+
+            try:
+                names = pq.ParquetFile(self.path).schema_arrow.names
+            except Exception as exc:  # noqa: BLE001 - any pyarrow failure is a bad file
+                raise InputError(
+                    f"{self.path}: not a readable Parquet file ({exc})", "check the file"
+                ) from None
+        else:
+            with open(self.path, encoding="utf-8-sig", errors="replace") as fh:
+                names = next(csv.reader([fh.readline()]))
+        return self._roles(names)
+
+    def _roles(self, names: list[str]) -> dict:
+        clean = [_clean(n) for n in names]
+        roles = {"names": names, "clean": clean}
+        roles["time"] = self._pick(names, clean, ("timestamp", "time"), "a timestamp column")
+        roles["power"], roles["unit"] = self._power_column(names, clean)
+        gpu = next((names[clean.index(c)] for c in GPU_ID_COLUMNS if c in clean), None)
+        roles["gpu"] = gpu
+        roles["name"] = names[clean.index("name")] if "name" in clean else None
+        return roles
+
+    def _power_column(self, names: list[str], clean: list[str]) -> tuple[str, float]:
+        """The power column (nvidia-smi names by priority, else power_w/kw/mw) and its unit."""
+        bases = [c.split(" ")[0] for c in clean]
+        for wanted in POWER_COLUMNS:
+            if wanted in bases:
+                i = bases.index(wanted)
+                return names[i], _header_unit(clean[i])
+        for i, c in enumerate(clean):
+            if _power_unit(c):
+                return names[i], _power_unit(c)
+        raise InputError(f"{self.path}: no power column", "name it power_w (or power.draw [W])")
+
+    def _pick(self, names, clean, wanted, what) -> str:
+        for w in wanted:
+            if w in clean:
+                return names[clean.index(w)]
+        raise InputError(
+            f"{self.path}: no {what} (columns: {', '.join(names)})", "add a timestamp column"
+        )
+
+    # -- line numbers ------------------------------------------------------------------
+    def line_number(self, row: int) -> int:
+        """Physical line (CSV) or 1-based row (Parquet) of a data row index."""
+        if self.format == "parquet":
+            return row + 1
+        line = row + 2
+        for bad in self._invalid_lines:  # sorted: each skipped physical line shifts the rest
+            if bad <= line:
+                line += 1
+            else:
+                break
+        return line
+
+    def where(self, row: int) -> str:
+        """``path line N`` (CSV) or ``path row N`` (Parquet) of a data row index."""
+        unit = "row" if self.format == "parquet" else "line"
+        return f"{self.path} {unit} {self.line_number(row)}"
+
+    def record(self, kind: str, rows: np.ndarray) -> None:
+        """Count rows of one kind of problem; with strict, remember the first for an error."""
+        if len(rows) == 0:
+            return
+        if self.strict and kind != "converted_units":
+            line = self.line_number(int(rows[0]))
+            if self._strict_first is None or line < self._strict_first[0]:
+                self._strict_first = (line, KIND_TEXT.get(kind, kind))
+            return
+        self.problems.add(kind, len(rows), [self.where(int(r)) for r in rows[:5]])
+
+    def _raise_strict(self) -> None:
+        if self._strict_first is not None:
+            line, what = self._strict_first
+            unit = "row" if self.format == "parquet" else "line"
+            raise InputError(
+                f"{self.path} {unit} {line}: {what}",
+                "fix or remove the row, or drop --strict to skip and count such rows",
+            )
+
+    # -- batches -------------------------------------------------------------------------
+    def batches(self) -> Iterator[SampleBatch]:
+        source = self._parquet_batches() if self.format == "parquet" else self._csv_batches()
+        for table in source:
+            if len(table) == 0:
+                self._raise_strict()
+                continue
+            batch = self._convert(table)
+            self._raise_strict()
+            yield batch
+            self.rows_read += len(table)
+        self._raise_strict()
+
+    def _csv_batches(self):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        names = self._columns["names"]
+        keep = [
+            c for c in (self._columns["time"], self._columns["gpu"], self._columns["power"]) if c
+        ]
+
+        def on_invalid(row) -> str:
+            if row.number is not None:
+                self._invalid_lines.append(int(row.number))
+                if self.strict:
+                    if self._strict_first is None or row.number < self._strict_first[0]:
+                        self._strict_first = (
+                            int(row.number),
+                            "malformed row (wrong number of columns)",
+                        )
+                else:
+                    self.problems.add("malformed_rows", 1, [f"{self.path} line {row.number}"])
+            return "skip"
+
+        types = {c: pa.binary() for c in keep}  # no UTF-8 validation of every cell
+        types[self._columns["power"]] = pa.string()
+        reader = pcsv.open_csv(
+            self.path,
+            read_options=pcsv.ReadOptions(
+                use_threads=False, block_size=self.block_bytes, skip_rows=1, column_names=names
+            ),
+            parse_options=pcsv.ParseOptions(
+                invalid_row_handler=on_invalid, ignore_empty_lines=False
+            ),
+            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=keep),
+        )
+        try:
+            yield from reader
+        except pa.ArrowInvalid as exc:
+            raise InputError(
+                f"{self.path}: cannot be read as CSV ({exc})", "check the file"
+            ) from None
+
+    def _parquet_batches(self):
+        import pyarrow.parquet as pq
+
+        keep = [
+            c for c in (self._columns["time"], self._columns["gpu"], self._columns["power"]) if c
+        ]
+        yield from pq.ParquetFile(self.path).iter_batches(
+            batch_size=PARQUET_BATCH_ROWS, columns=keep
+        )
+
+    def _convert(self, table) -> SampleBatch:
+        n = len(table)
+        time_col = table.column(self._columns["time"])
+        if self.origin_s is None:
+            first = parse_timestamps(time_col.slice(0, min(n, 4096)))
+            finite = first[np.isfinite(first)]
+            if len(finite) == 0 and n <= 4096:
+                first = parse_timestamps(time_col)
+                finite = first[np.isfinite(first)]
+            if len(finite):
+                self.origin_s = int(math.floor(finite.min()))
+        t = parse_timestamps(time_col, self.origin_s or 0)
+        watts, kinds = parse_power(table.column(self._columns["power"]), self._columns["unit"])
+        gpu = self._gpu_ids(table, n)
+        blank = self._blank_rows(table) if np.isnan(t).any() else np.zeros(n, bool)
+        malformed = (np.isnan(t) | (gpu < 0)) & ~blank
+        rows = np.arange(self.rows_read, self.rows_read + n)
+        self.record("malformed_rows", rows[malformed])
+        usable = ~(malformed | blank)
+        for kind, mask in kinds.items():
+            self.record(kind, rows[mask & usable])
+        bad = ~usable | np.isnan(watts)
+        if bad.any():
+            watts = np.where(bad, np.nan, watts)
+            gpu = np.where(bad, -1, gpu)
+        return SampleBatch(t, gpu, watts, self.rows_read)
+
+    def _blank_rows(self, table) -> np.ndarray:
+        import pyarrow.compute as pc
+
+        blank = None
+        for name in table.column_names:
+            col = table.column(name).cast("string").fill_null("")
+            empty = to_numpy(pc.equal(pc.utf8_trim_whitespace(col), ""))
+            blank = empty if blank is None else blank & empty
+        return blank
+
+    def _gpu_ids(self, table, n: int) -> np.ndarray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = self._columns["gpu"]
+        if column is None:
+            return np.zeros(n, dtype=np.int64) + self._dense_id("0")
+        values = table.column(column)
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        if _clean(column) == "index" and pa.types.is_binary(values.type) and not values.null_count:
+            ids = self._index_ids(values)
+            if ids is not None:
+                return ids
+        encoded = pc.dictionary_encode(values.cast(pa.string()))
+        lookup = np.array(
+            [self._label_id(v) for v in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64
+        )
+        indices = to_numpy(encoded.indices.fill_null(len(lookup) - 1))
+        return lookup[indices]
+
+    def _index_ids(self, values) -> np.ndarray | None:
+        """Dense ids of an nvidia-smi ``index`` column whose cells all have one width
+        (`` 0`` ... `` 7``), parsed from the bytes; None to fall back to the general path."""
+        offsets, data = string_parts(values)
+        width = int(offsets[1] - offsets[0]) if len(offsets) > 1 else 0
+        if not 1 <= width <= 4 or (np.diff(offsets) != width).any():
+            return None
+        cells = data[offsets[0] : offsets[-1]].reshape(-1, width)  # (n, width) bytes
+        digit = (cells - np.uint8(48)) <= 9  # uint8 wraps below '0'
+        if not (digit | (cells == 32)).all() or not digit[:, -1].all():
+            return None  # something other than right-aligned digits: general path
+        number = np.where(digit, cells - np.uint8(48), 0).astype(np.int64)  # spaces -> 0
+        for k in range(1, width):
+            number[:, k] += number[:, k - 1] * 10
+        index = number[:, -1]
+        if not hasattr(self, "_index_lut") or index.max() >= len(self._index_lut):
+            grown = np.full(int(index.max()) + 1, -1, dtype=np.int64)
+            old = getattr(self, "_index_lut", grown[:0])
+            grown[: len(old)] = old
+            self._index_lut = grown
+        ids = self._index_lut[index]
+        if (ids < 0).any():
+            for value in np.unique(index[ids < 0]).tolist():
+                self._index_lut[value] = self._dense_id(str(value))
+            ids = self._index_lut[index]
+        return ids
+
+    def _label_id(self, raw: str | None) -> int:
+        label = (raw or "").strip()
+        if not label:
+            return -1
+        if _clean(self._columns["gpu"]) == "index" and not label.isdigit():
+            return -1
+        return self._dense_id(label)
+
+    def _dense_id(self, label: str) -> int:
+        if label not in self._label_ids:
+            self._label_ids[label] = len(self.gpu_labels)
+            self.gpu_labels.append(label)
+        return self._label_ids[label]
+
+    def read_gpu_names(self, max_lines: int = 4096) -> dict[str, str]:
+        """GPU model names per GPU label from a ``name`` column in the first lines."""
+        if self._columns["name"] is None or self.format == "parquet":
+            return {}
+        names = self._columns["names"]
+        gpu_col, name_col = self._columns["gpu"], self._columns["name"]
+        found: dict[str, str] = {}
+        with open(self.path, encoding="utf-8-sig", errors="replace") as fh:
+            rows = csv.reader(fh)
+            next(rows, None)
+            for i, row in enumerate(rows):
+                if i >= max_lines or len(row) != len(names):
+                    break
+                label = row[names.index(gpu_col)].strip() if gpu_col else "0"
+                found.setdefault(label, row[names.index(name_col)].strip())
+        self.gpu_names = found
+        return found
+
+
+# ---------------------------------------------------------------------------------------
+# CodeCarbon emissions.csv: per-run cumulative counters
+# ---------------------------------------------------------------------------------------
+def read_codecarbon(path: Path) -> list[dict]:
+    """One entry per run_id: its last row's cumulative energies (kWh), duration and GPUs."""
+    path = Path(path)
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        raise InputError(
+            f"{path}: the CodeCarbon file has no rows", "pass an emissions.csv with data"
+        )
+    runs: dict[str, dict] = {}
+    for i, row in enumerate(rows):
+        where = f"{path} line {i + 2}"
+        try:
+            gpu_kwh = float(row.get("gpu_energy") or "nan")
+            duration = float(row.get("duration") or "nan")
+        except ValueError:
+            raise InputError(
+                f"{where}: gpu_energy/duration are not numbers", "fix the row"
+            ) from None
+        if not (math.isfinite(gpu_kwh) and gpu_kwh >= 0 and math.isfinite(duration)):
+            raise InputError(
+                f"{where}: gpu_energy={row.get('gpu_energy')!r} is not a valid kWh figure",
+                "fix the row",
+            )
+        run_id = row.get("run_id") or f"row {i + 2}"
+        if run_id in runs and runs[run_id]["duration_s"] > duration:
+            continue  # counters are cumulative: keep the latest row of each run
+        runs[run_id] = {
+            "run_id": run_id,
+            "duration_s": duration,
+            "gpu_energy_kwh": gpu_kwh,
+            "cpu_energy_kwh": _float_or_nan(row.get("cpu_energy")),
+            "ram_energy_kwh": _float_or_nan(row.get("ram_energy")),
+            "energy_consumed_kwh": _float_or_nan(row.get("energy_consumed")),
+            "gpu_count": int(float(row.get("gpu_count") or 0)),
+            "gpu_model": (row.get("gpu_model") or "").strip() or None,
+            "timestamp": row.get("timestamp"),
+        }
+    return list(runs.values())
+
+
+def _float_or_nan(text: str | None) -> float:
+    try:
+        return float(text) if text not in (None, "") else math.nan
+    except ValueError:
+        return math.nan

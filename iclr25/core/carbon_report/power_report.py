@@ -1,0 +1,504 @@
+"""``carbon-report power``: energy and power profile of GPU logs, and optional accounting.
+
+Each file is one node (the paper logs one node and extrapolates to all of them): with
+``nodes`` given, measured energy and GPU-hours are scaled by ``nodes / files``. GPU energy
+is a lower bound on the job's energy (CPUs, memory, network are not in the logs), as in the
+paper. The TDP that the profile is relative to comes from ``tdp_w``, else ``gpu_model``,
+else the model name in the log (nvidia-smi ``name`` column), else the H100 SXM's 700 W
+with a warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from iclr25.core.carbon_report import profile as prof
+from iclr25.core.carbon_report.accounting import RunSpec, account_run
+from iclr25.core.carbon_report.integrate import J_PER_KWH, FileIntegrator, IntegrationConfig
+from iclr25.core.carbon_report.power_log import (
+    BLOCK_BYTES,
+    KIND_TEXT,
+    PowerLogReader,
+    detect_format,
+    read_codecarbon,
+)
+from iclr25.core.carbon_report.presets import Site, find_gpu_model_key, gpu_model
+from iclr25.errors import InputError
+
+DEFAULT_GPU = "h100-sxm"
+
+
+@dataclasses.dataclass(frozen=True)
+class PowerConfig:
+    max_gap_s: float = 60.0  # longer sampling intervals are gaps (reported, not bridged)
+    strict: bool = False  # the first bad row is an error instead of a counted skip
+    nodes: int | None = None  # total nodes the files represent (scale = nodes / files)
+    gpu_model: str | None = None  # overrides the model named in the log
+    tdp_w: float | None = None  # overrides every TDP
+    profile: prof.ProfileConfig = dataclasses.field(default_factory=prof.ProfileConfig)
+    block_bytes: int = BLOCK_BYTES  # CSV block read at a time (memory bound)
+
+
+@dataclasses.dataclass
+class FileResult:
+    path: Path
+    format: str
+    labels: list[str]
+    models: list[str | None]
+    origin_s: float
+    integrator: FileIntegrator | None = None
+    reader: PowerLogReader | None = None
+    codecarbon: list[dict] | None = None
+
+
+@dataclasses.dataclass
+class PowerAnalysis:
+    results: dict
+    warnings: list[str]
+    series_t_s: np.ndarray  # start of each bin, seconds since the earliest file origin
+    series_power_w: np.ndarray  # logged total power per bin (NaN: not covered)
+    dips: list[tuple[float, float]]  # (start_s, duration_s) on the same clock
+    tdp_total_w: float
+
+
+class _TdpResolver:
+    def __init__(self, config: PowerConfig, warnings: list[str]) -> None:
+        self.config = config
+        self.warnings = warnings
+        if config.gpu_model is not None:
+            gpu_model(config.gpu_model)  # unknown names fail early with the valid list
+
+    def __call__(self, log_name: str | None) -> tuple[float, str | None]:
+        cfg = self.config
+        name = cfg.gpu_model or log_name
+        key = find_gpu_model_key(name) if name else None
+        if cfg.tdp_w is not None:
+            return float(cfg.tdp_w), key
+        if key is not None:
+            return gpu_model(key).tdp_w, key
+        default = gpu_model(DEFAULT_GPU)
+        what = f"GPU model {log_name!r} is not a preset" if log_name else "no GPU model in the log"
+        message = (
+            f"{what}: profile shares use {default.tdp_w:g} W ({DEFAULT_GPU}) as TDP; "
+            "pass --gpu-model or --tdp-w"
+        )
+        if message not in self.warnings:
+            self.warnings.append(message)
+        return default.tdp_w, None
+
+
+def _estimate_rows(path: Path) -> int:
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    lines = max(head.count(b"\n"), 1)
+    return max(1, int(size * lines / max(len(head), 1)))
+
+
+def prefetch(batches, depth: int = 2):
+    """Iterate ``batches`` produced by a background thread, at most ``depth`` ahead.
+
+    Parsing (pyarrow, numpy) releases the GIL, so reading the next block overlaps with
+    integrating this one; memory stays bounded by ``depth`` blocks. Exceptions from the
+    producer are raised here, in order."""
+    import queue
+    import threading
+
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if stop.is_set():
+                    return
+                items.put(("batch", batch))
+            items.put(("end", done))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            items.put(("error", exc))
+
+    worker = threading.Thread(target=produce, name="carbon-report-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                items.get_nowait()
+            except queue.Empty:
+                worker.join(0.01)
+
+
+def _read_file(path, fmt, config, tdp_for, on_progress) -> FileResult:
+    reader = PowerLogReader(path, fmt, strict=config.strict, block_bytes=config.block_bytes)
+    names = reader.read_gpu_names()
+    profile = prof.ProfileAccumulator(config.profile)
+    integ = FileIntegrator(
+        IntegrationConfig(config.max_gap_s, config.strict), profile, reader.where
+    )
+    models: list[str | None] = []
+    for batch in prefetch(reader.batches()):
+        new = reader.gpu_labels[integ.k :]
+        if new:
+            resolved = [tdp_for(names.get(label)) for label in new]
+            models += [key for _, key in resolved]
+            integ.add_gpus([tdp for tdp, _ in resolved])
+        integ.add(batch)
+        on_progress(len(batch.t_s))
+    integ.finish()
+    if integ.k == 0 or integ.n_samples.sum() == 0:
+        raise InputError(f"{path}: no usable power samples", "check the file's rows and units")
+    return FileResult(
+        path, fmt, list(reader.gpu_labels), models, float(reader.origin_s or 0), integ, reader
+    )
+
+
+def read_logs(
+    paths: list[Path], config: PowerConfig, on_progress=None, warnings=None
+) -> list[FileResult]:
+    on_progress = on_progress or (lambda n: None)
+    warnings = warnings if warnings is not None else []
+    tdp_for = _TdpResolver(config, warnings)
+    files = []
+    for path in map(Path, paths):
+        fmt = detect_format(path)
+        if fmt == "codecarbon":
+            runs = read_codecarbon(path)
+            labels = [r["run_id"] for r in runs]
+            models = [find_gpu_model_key(r["gpu_model"]) if r["gpu_model"] else None for r in runs]
+            files.append(FileResult(path, fmt, labels, models, 0.0, codecarbon=runs))
+        else:
+            files.append(_read_file(path, fmt, config, tdp_for, on_progress))
+    return files
+
+
+def total_rows_estimate(paths: list[Path]) -> int:
+    return sum(_estimate_rows(Path(p)) for p in paths)
+
+
+# ---------------------------------------------------------------------------------------
+# per-GPU figures
+# ---------------------------------------------------------------------------------------
+def _dip_summary(count, dip_s, energy_j, deficit_j, durations, covered_s) -> dict:
+    durations = np.asarray(durations, dtype=np.float64)
+    return {
+        "count": int(count),
+        "total_duration_s": float(dip_s),
+        "time_frac": float(dip_s / covered_s) if covered_s > 0 else math.nan,
+        "energy_kwh": float(energy_j / J_PER_KWH),
+        "deficit_kwh": float(deficit_j / J_PER_KWH),
+        "duration_s": {
+            "min": float(durations.min()) if len(durations) else math.nan,
+            "median": float(np.median(durations)) if len(durations) else math.nan,
+            "max": float(durations.max()) if len(durations) else math.nan,
+        },
+    }
+
+
+def _gpu_profile(acc: prof.ProfileAccumulator, g: int, covered_s: float, cfg) -> tuple[dict, float]:
+    tdp = float(acc.tdp_w[g])
+    shares = prof.share_summary(acc.hist_time[g], acc.hist_energy[g], cfg)
+    baseline = prof.baseline_power_w(acc.hist_time[g], tdp, cfg.dip_threshold)
+    deficit_j = max(baseline * acc.dip_s[g] - acc.dip_energy_j[g], 0.0) if acc.dip_count[g] else 0.0
+    durations = [d for gpu, _, d, _ in acc.dips if gpu == g]
+    out = {
+        **shares,
+        "power_percentiles_w": {k: v * tdp for k, v in shares["share_percentiles"].items()},
+        "baseline_power_w": baseline,
+        "dips": _dip_summary(
+            acc.dip_count[g], acc.dip_s[g], acc.dip_energy_j[g], deficit_j, durations, covered_s
+        ),
+        "ramps": prof.ramp_summary(acc.ramp_hist[g], acc.ramp_max_up[g], acc.ramp_max_down[g]),
+    }
+    return out, deficit_j
+
+
+def _gpu_rows(files: list[FileResult], cfg: prof.ProfileConfig) -> list[dict]:
+    rows = []
+    for node, f in enumerate(files):
+        if f.codecarbon is not None:
+            rows += [_codecarbon_row(node, f, run) for run in f.codecarbon]
+            continue
+        integ, acc = f.integrator, f.integrator.profile
+        for g, label in enumerate(f.labels):
+            covered = float(integ.covered_s[g])
+            profile, deficit_j = _gpu_profile(acc, g, covered, cfg)
+            rows.append(
+                {
+                    "gpu": label,
+                    "node": node,
+                    "file": str(f.path),
+                    "source": f.format,
+                    "gpu_model": f.models[g],
+                    "tdp_w": float(acc.tdp_w[g]),
+                    "samples": int(integ.n_samples[g]),
+                    "start_s": f.origin_s + float(integ.first_t[g]),
+                    "duration_s": float(integ.last_t[g] - integ.first_t[g]),
+                    "covered_s": covered,
+                    "energy_kwh": float(integ.energy_j[g] / J_PER_KWH),
+                    "avg_power_w": float(integ.energy_j[g] / covered) if covered > 0 else math.nan,
+                    "gaps": int(integ.gap_count[g]),
+                    "gap_s": float(integ.gap_s[g]),
+                    "duplicates": int(integ.duplicates[g]),
+                    "out_of_order": int(integ.out_of_order[g]),
+                    "profile": profile,
+                    "_deficit_j": deficit_j,
+                }
+            )
+    return rows
+
+
+def _codecarbon_row(node: int, f: FileResult, run: dict) -> dict:
+    duration = run["duration_s"]
+    count = max(run["gpu_count"], 1)
+    return {
+        "gpu": run["run_id"],
+        "node": node,
+        "file": str(f.path),
+        "source": "codecarbon",
+        "gpu_model": find_gpu_model_key(run["gpu_model"]) if run["gpu_model"] else None,
+        "gpu_count": run["gpu_count"],
+        "samples": None,
+        "duration_s": duration,
+        "covered_s": duration * count if run["gpu_count"] else 0.0,
+        "energy_kwh": run["gpu_energy_kwh"],
+        "avg_power_w": run["gpu_energy_kwh"] * J_PER_KWH / (duration * count)
+        if duration > 0
+        else math.nan,
+        "cpu_energy_kwh": run["cpu_energy_kwh"],
+        "ram_energy_kwh": run["ram_energy_kwh"],
+        "profile": None,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# across GPUs and files
+# ---------------------------------------------------------------------------------------
+def _overall_profile(
+    files: list[FileResult], rows: list[dict], cfg: prof.ProfileConfig
+) -> dict | None:
+    logs = [f for f in files if f.integrator is not None]
+    if not logs:
+        return None
+    accs = [f.integrator.profile for f in logs]
+    hist_time = sum(a.hist_time.sum(axis=0) for a in accs)
+    hist_energy = sum(a.hist_energy.sum(axis=0) for a in accs)
+    shares = prof.share_summary(hist_time, hist_energy, cfg)
+    tdps = np.concatenate([a.tdp_w for a in accs])
+    if np.all(tdps == tdps[0]):
+        shares["power_percentiles_w"] = {
+            k: v * tdps[0] for k, v in shares["share_percentiles"].items()
+        }
+    covered = sum(float(f.integrator.covered_s.sum()) for f in logs)
+    durations = [d for a in accs for _, _, d, _ in a.dips]
+    dips = _dip_summary(
+        sum(int(a.dip_count.sum()) for a in accs),
+        sum(float(a.dip_s.sum()) for a in accs),
+        sum(float(a.dip_energy_j.sum()) for a in accs),
+        sum(r.get("_deficit_j", 0.0) for r in rows),
+        durations,
+        covered,
+    )
+    ramp_hist = sum(a.ramp_hist.sum(axis=0) for a in accs)
+    ramps = prof.ramp_summary(
+        ramp_hist, max(a.ramp_max_up.max() for a in accs), min(a.ramp_max_down.min() for a in accs)
+    )
+    settings = {
+        k: getattr(cfg, k) for k in ("low_share", "high_share", "dip_threshold", "dip_min_s")
+    }
+    return {**shares, "dips": dips, "ramps": ramps, **settings}
+
+
+def _file_series(f: FileResult, bin_s: float) -> tuple[int, np.ndarray]:
+    """(first bin index on the common clock, power per bin) of one file at ``bin_s``."""
+    acc = f.integrator.profile
+    energy, cover = acc.series_energy_j, acc.series_cover_s
+    factor = int(round(bin_s / acc.bin_s))
+    if factor > 1:  # coarsen to the common width
+        pad = (-len(energy)) % factor
+        energy = np.append(energy, np.zeros(pad)).reshape(-1, factor).sum(axis=1)
+        cover = np.append(cover, np.zeros(pad)).reshape(-1, factor).sum(axis=1)
+    k = f.integrator.k
+    enough = cover >= 0.5 * k * bin_s
+    power = np.where(enough, energy / np.where(enough, cover, 1.0) * k, np.nan)
+    return int(round(f.origin_s / bin_s)), power
+
+
+def aggregate_series(files: list[FileResult]) -> tuple[float, float, np.ndarray]:
+    """(origin_s, bin_s, power per bin) of the summed logged power of all files."""
+    logs = [f for f in files if f.integrator is not None]
+    bin_s = max(f.integrator.profile.bin_s for f in logs)
+    parts = [_file_series(f, bin_s) for f in logs]
+    start = min(p[0] for p in parts)
+    size = max(p[0] - start + len(p[1]) for p in parts)
+    total, missing = np.zeros(size), np.zeros(size, dtype=bool)
+    for first, power in parts:
+        lo = first - start
+        total[lo : lo + len(power)] += np.nan_to_num(power)
+        missing[lo : lo + len(power)] |= np.isnan(power)
+    total[missing] = np.nan
+    return start * bin_s, bin_s, total
+
+
+def _aggregate_summary(power: np.ndarray, bin_s: float, scale: float) -> dict:
+    ramps = np.diff(power) / bin_s
+    ramps = ramps[np.isfinite(ramps)]
+    finite = power[np.isfinite(power)]
+    out = {
+        "bin_s": bin_s,
+        "peak_power_w": float(finite.max()) if len(finite) else math.nan,
+        "min_power_w": float(finite.min()) if len(finite) else math.nan,
+        "max_rise_w_per_s": float(ramps.max()) if len(ramps) else math.nan,
+        "max_fall_w_per_s": float(-ramps.min()) if len(ramps) else math.nan,
+        "abs_ramp_p99_w_per_s": float(np.percentile(np.abs(ramps), 99)) if len(ramps) else math.nan,
+    }
+    out["extrapolated"] = {k: v * scale for k, v in out.items() if k != "bin_s"}
+    return out
+
+
+def _file_summaries(files: list[FileResult]) -> tuple[list[dict], dict[str, int]]:
+    out, skipped = [], {}
+    for node, f in enumerate(files):
+        entry = {"path": str(f.path), "node": node, "format": f.format, "gpus": len(f.labels)}
+        if f.reader is not None:
+            problems = f.reader.problems
+            entry.update(
+                rows=f.reader.rows_read,
+                skipped=dict(problems.counts),
+                first_lines=dict(problems.first),
+            )
+            entry["samples"] = int(f.integrator.n_samples.sum())
+            entry["duplicates"] = int(f.integrator.duplicates.sum())
+            entry["out_of_order"] = int(f.integrator.out_of_order.sum())
+            counts = {
+                **problems.counts,
+                "duplicate_timestamps": entry["duplicates"],
+                "out_of_order": entry["out_of_order"],
+            }
+            for kind, n in counts.items():
+                skipped[kind] = skipped.get(kind, 0) + n
+        out.append(entry)
+    return out, skipped
+
+
+def _gap_summary(files: list[FileResult], max_gap_s: float) -> dict:
+    logs = [f for f in files if f.integrator is not None]
+    first = [
+        {"node": node, "gpu": f.labels[g], "start_s": f.origin_s + start, "duration_s": dur}
+        for node, f in enumerate(files)
+        if f.integrator is not None
+        for g, start, dur in f.integrator.gaps[:10]
+    ][:10]
+    return {
+        "count": sum(int(f.integrator.gap_count.sum()) for f in logs),
+        "total_s": sum(float(f.integrator.gap_s.sum()) for f in logs),
+        "max_s": max((float(f.integrator.max_gap_s.max()) for f in logs), default=0.0),
+        "energy_if_bridged_kwh": sum(float(f.integrator.gap_bridged_j.sum()) for f in logs)
+        / J_PER_KWH,
+        "max_gap_setting_s": max_gap_s,
+        "first": first,
+    }
+
+
+def _warnings_for(skipped: dict[str, int], gaps: dict, files: list[FileResult]) -> list[str]:
+    notes = []
+    for kind, count in skipped.items():
+        if count:
+            text = KIND_TEXT.get(kind, kind.replace("_", " "))
+            where = next(
+                (
+                    f.reader.problems.first.get(kind, [None])[0]
+                    for f in files
+                    if f.reader and f.reader.problems.first.get(kind)
+                ),
+                None,
+            )
+            done = "converted to W" if kind == "converted_units" else "skipped"
+            notes.append(f"{count} {text}: {done}" + (f" (first at {where})" if where else ""))
+    if gaps["count"]:
+        notes.append(
+            f"{gaps['count']} gap(s) longer than {gaps['max_gap_setting_s']:g} s not bridged "
+            f"({gaps['total_s']:.1f} s, would add {gaps['energy_if_bridged_kwh']:.4g} kWh); "
+            "pass --max-gap to bridge them"
+        )
+    return notes
+
+
+def analyse_power(
+    paths: list[Path],
+    config: PowerConfig,
+    site: Site | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> PowerAnalysis:
+    """Read every log, integrate energy, profile power and (with ``site``) account for it."""
+    warnings: list[str] = []
+    files = read_logs(paths, config, on_progress, warnings)
+    rows = _gpu_rows(files, config.profile)
+    measured_kwh = sum(r["energy_kwh"] for r in rows)
+    scale = config.nodes / len(files) if config.nodes else 1.0
+    file_info, skipped = _file_summaries(files)
+    gaps = _gap_summary(files, config.max_gap_s)
+    covered_s = sum(r["covered_s"] for r in rows)
+    results = {
+        "energy_kwh": measured_kwh * scale,
+        "measured_energy_kwh": measured_kwh,
+        "nodes": config.nodes,
+        "scale": scale,
+        "gpu_count": len(rows),
+        "gpu_hours": covered_s / 3600.0 * scale,
+        "avg_power_w": measured_kwh * J_PER_KWH / covered_s if covered_s > 0 else math.nan,
+        "files": file_info,
+        "skipped": skipped,
+        "gaps": gaps,
+        "profile": _overall_profile(files, rows, config.profile),
+        "gpus": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
+    }
+    series_t, series_p, dips, tdp_total = np.zeros(0), np.zeros(0), [], 0.0
+    if results["profile"] is not None:
+        origin, bin_s, series_p = aggregate_series(files)
+        results["profile"]["aggregate"] = _aggregate_summary(series_p, bin_s, scale)
+        series_t = origin + bin_s * np.arange(len(series_p))
+        dips = [
+            (f.origin_s + s, d)
+            for f in files
+            if f.integrator
+            for _, s, d, _ in f.integrator.profile.dips
+        ]
+        tdp_total = sum(float(f.integrator.profile.tdp_w.sum()) for f in files if f.integrator)
+    if site is not None:
+        accounting = _account(results, files, config, site)
+        results["co2e_kg"], results["water_l"] = accounting["co2e_kg"], accounting["water_l"]
+        results["accounting"] = accounting
+    warnings += _warnings_for(skipped, gaps, files)
+    return PowerAnalysis(results, warnings, series_t, series_p, dips, tdp_total)
+
+
+def _account(results: dict, files: list[FileResult], config: PowerConfig, site: Site) -> dict:
+    models = {m for f in files for m in f.models if m}
+    name = config.gpu_model or (models.pop() if len(models) == 1 else None)
+    gpu = gpu_model(name) if name else None
+    spec = RunSpec(
+        name="power logs",
+        stage="final",
+        it_energy_kwh=results["energy_kwh"],
+        energy_basis="measured GPU energy (power logs"
+        + (", extrapolated to --nodes)" if config.nodes else ")"),
+        site=site,
+        gpus=int(round(results["gpu_count"] * results["scale"])),
+        gpu_hours=results["gpu_hours"],
+        gpu=gpu,
+    )
+    return account_run(spec)

@@ -1,0 +1,137 @@
+"""Log formats, value conversion and bad rows (counted, with line numbers; strict fails)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from iclr25.core.carbon_report.power_log import (
+    PowerLogReader,
+    detect_format,
+    parse_power,
+    read_codecarbon,
+)
+from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
+from iclr25.errors import InputError
+
+
+def _read(path, fmt=None, strict=False, block_bytes=1 << 20):
+    reader = PowerLogReader(
+        path, fmt or detect_format(path), strict=strict, block_bytes=block_bytes
+    )
+    batches = list(reader.batches())
+    cat = lambda k: np.concatenate([getattr(b, k) for b in batches])  # noqa: E731
+    return reader, cat("t_s"), cat("gpu"), cat("power_w")
+
+
+def test_parse_power_units_missing_and_negative():
+    values = pa.array(
+        ["612.5 W", " 0.7 kW", "700", "-3 W", "[N/A]", "abc", "500000 mW", None, "[Not Supported]"]
+    )
+    watts, kinds = parse_power(values, 1.0)
+    np.testing.assert_allclose(watts[[0, 1, 2, 6]], [612.5, 700.0, 700.0, 500.0])
+    assert np.isnan(watts[[3, 4, 5, 7, 8]]).all()
+    assert kinds["negative_power"].tolist() == [False, False, False, True] + [False] * 5
+    assert kinds["missing_power"].nonzero()[0].tolist() == [4, 7, 8]
+    assert kinds["bad_power"].nonzero()[0].tolist() == [5]
+    assert kinds["converted_units"].nonzero()[0].tolist() == [1, 6]
+    kw, _ = parse_power(pa.array(["0.5", "1.5 W"]), 1000.0)  # header unit [kW]
+    np.testing.assert_allclose(kw, [500.0, 1.5])
+
+
+def test_format_detection(tmp_path, helpers):
+    smi = helpers.write_smi(tmp_path / "smi.csv", [(helpers.T0, 0, 100.0)])
+    plain = helpers.write_plain(tmp_path / "plain.csv", [0.0], [0], [1.0])
+    cc = tmp_path / "emissions.csv"
+    cc.write_text("timestamp,run_id,duration,gpu_energy\n2024-01-01T00:00:00,r,10,0.5\n")
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert [detect_format(p) for p in (smi, plain, cc)] == ["nvidia-smi", "plain", "codecarbon"]
+    with pytest.raises(InputError, match="unrecognised header"):
+        detect_format(other)
+    with pytest.raises(InputError, match="empty"):
+        detect_format(empty)
+
+
+def test_bad_rows_are_counted_with_their_lines(tmp_path, helpers):
+    t = helpers.T0
+    path = helpers.write_smi(
+        tmp_path / "smi.csv",
+        [
+            (t, 0, 100.0),
+            (t, 1, 100.0),
+            (t + 1, 0, "[N/A]"),
+            (t + 1, 1, "-5 W"),
+            (t + 2, 0, 200.0),
+            (t + 2, 1, "x W"),
+        ],
+        name="NVIDIA H100 80GB HBM3",
+    )
+    text = path.read_text().splitlines()
+    text.insert(4, "garbage line")  # becomes line 5
+    text.insert(6, "")  # a blank line is skipped without a count
+    path.write_text("\n".join(text) + "\n")
+    reader, t_s, gpu, watts = _read(path)
+    assert reader.problems.counts == {
+        "malformed_rows": 1,
+        "missing_power": 1,
+        "negative_power": 1,
+        "bad_power": 1,
+    }
+    assert reader.problems.first["malformed_rows"] == [f"{path} line 5"]
+    assert reader.problems.first["missing_power"] == [f"{path} line 4"]
+    assert reader.problems.first["negative_power"] == [f"{path} line 6"]
+    assert reader.problems.first["bad_power"] == [f"{path} line 9"]
+    assert np.isfinite(watts).sum() == 3
+    assert reader.read_gpu_names() == {"0": "NVIDIA H100 80GB HBM3", "1": "NVIDIA H100 80GB HBM3"}
+    with pytest.raises(InputError) as err:
+        _read(path, strict=True)
+    assert f"{path} line 4" in err.value.what and "--strict" in err.value.fix
+
+
+def test_nounits_and_parquet_read_the_same(tmp_path, helpers, rng):
+    t = helpers.T0 + np.cumsum(rng.uniform(0.05, 0.2, 50))
+    rows = [(ti, g, 300 + 10 * g + ti % 7) for ti in t for g in range(3)]
+    a = _read(helpers.write_smi(tmp_path / "u.csv", rows))
+    b = _read(helpers.write_smi(tmp_path / "n.csv", rows, units=False))
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "timestamp": pa.array([r[0] for r in rows]),
+            "gpu": [r[1] for r in rows],
+            "power_w": [r[2] for r in rows],
+        }
+    )
+    pq.write_table(table, tmp_path / "p.parquet")
+    c = _read(tmp_path / "p.parquet")
+    for other in (b, c):
+        np.testing.assert_allclose(other[1] + other[0].origin_s, a[1] + a[0].origin_s, atol=1e-3)
+        np.testing.assert_allclose(other[3], a[3], atol=1e-3)
+    assert c[0].format == "parquet"
+
+
+def test_codecarbon_keeps_the_latest_row_of_each_run(tmp_path):
+    path = tmp_path / "emissions.csv"
+    path.write_text(
+        "timestamp,project_name,run_id,duration,gpu_energy,cpu_energy,ram_energy,energy_consumed,gpu_count,gpu_model\n"
+        "2024-01-01T00:00:10,p,r1,10,0.1,0.01,0.001,0.111,2,2 x NVIDIA H100 80GB HBM3\n"
+        "2024-01-01T00:00:20,p,r1,20,0.3,0.02,0.002,0.322,2,2 x NVIDIA H100 80GB HBM3\n"
+        "2024-01-01T00:00:05,p,r2,5,0.05,0.0,0.0,0.05,1,\n"
+    )
+    runs = {r["run_id"]: r for r in read_codecarbon(path)}
+    assert runs["r1"]["gpu_energy_kwh"] == 0.3 and runs["r1"]["duration_s"] == 20
+    analysis = analyse_power([path], PowerConfig())
+    assert analysis.results["energy_kwh"] == pytest.approx(0.35)
+    assert analysis.results["profile"] is None
+
+
+def test_unusable_logs_fail_clearly(tmp_path, helpers):
+    path = helpers.write_smi(tmp_path / "smi.csv", [(helpers.T0, 0, "[N/A]")])
+    with pytest.raises(InputError, match="no usable power samples"):
+        analyse_power([path], PowerConfig())
+    with pytest.raises(InputError, match="no such log file"):
+        analyse_power([tmp_path / "missing.csv"], PowerConfig())
