@@ -359,14 +359,15 @@ def print_error(message: str) -> None:
     )
 
 
-def _report_exception(exc: BaseException, verbose: bool) -> int:
+def _report_exception(exc: BaseException, verbose: bool, out: Path | None = None) -> int:
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)
     if isinstance(exc, IclrError):
         print_error(exc.message())
         return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
-        print_error("interrupted — nothing was written; run the command again to redo the work")
+        kept = f"{out} was not written; " if out is not None else ""
+        print_error(f"interrupted (Ctrl-C) — {kept}run the command again to redo the work")
         return EXIT_INTERRUPTED
     if isinstance(exc, MemoryError):
         print_error("out of memory — reduce the problem size (see the command's --help)")
@@ -440,7 +441,7 @@ def with_common_options(fn: Callable) -> Callable:
             sys.stderr.close()
             raise typer.Exit(EXIT_FAILURE) from None
         except BaseException as exc:  # noqa: BLE001 - the one error path
-            code = _report_exception(exc, common.verbose)
+            code = _report_exception(exc, common.verbose, common.out)
             raise typer.Exit(code) from None
 
     keyword_only = inspect.Parameter.KEYWORD_ONLY
