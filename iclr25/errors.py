@@ -5,7 +5,7 @@ one line on stderr, ``Error: <what> — <how to fix>``, and an exit code:
 
 - 2 for bad usage or bad input (:class:`InputError`, :class:`UsageError`),
 - 1 for failures at run time (:class:`RunFailure` and anything unexpected),
-- 130 on Ctrl-C.
+- 130 on Ctrl-C, 143 on SIGTERM (both clean up staged output first).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 class IclrError(Exception):
@@ -53,3 +54,7 @@ class RunFailure(IclrError):
     """The work itself failed at run time (exit 1)."""
 
     exit_code = EXIT_FAILURE
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwound like Ctrl-C (staged output removed), exit 143."""

@@ -25,7 +25,9 @@ import enum
 import functools
 import inspect
 import random
+import signal
 import sys
+import threading
 import time
 import traceback
 import warnings as pywarnings
@@ -36,7 +38,14 @@ from typing import Annotated, Any
 import typer
 
 from iclr25 import atomic
-from iclr25.errors import EXIT_FAILURE, EXIT_INTERRUPTED, IclrError, UsageError
+from iclr25.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    IclrError,
+    Terminated,
+    UsageError,
+)
 from iclr25.gpu import DEVICE_CHOICES, DeviceChoice, select_device
 from iclr25.output import (
     Renderer,
@@ -365,6 +374,10 @@ def _report_exception(exc: BaseException, verbose: bool, out: Path | None = None
     if isinstance(exc, IclrError):
         print_error(exc.message())
         return exc.exit_code
+    if isinstance(exc, Terminated):
+        kept = f"{out} was not written" if out is not None else "stopped"
+        print_error(f"terminated (SIGTERM) — {kept}")
+        return EXIT_TERMINATED
     if isinstance(exc, KeyboardInterrupt):
         kept = f"{out} was not written; " if out is not None else ""
         print_error(f"interrupted (Ctrl-C) — {kept}run the command again to redo the work")
@@ -377,8 +390,26 @@ def _report_exception(exc: BaseException, verbose: bool, out: Path | None = None
     return EXIT_FAILURE
 
 
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` while a command runs, so ``finally`` blocks
+    (staged output removal) run as they do on Ctrl-C. Only possible in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _run_command(fn: Callable, args: tuple, kwargs: dict, common: CommonOptions, name: str) -> Any:
-    with pywarnings.catch_warnings(record=True) as caught:
+    with pywarnings.catch_warnings(record=True) as caught, _sigterm_unwinds():
         pywarnings.simplefilter("default")
         run = Run(name, common)
         run.library_warnings = caught

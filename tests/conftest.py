@@ -76,6 +76,12 @@ class CliResult:
 
 
 @pytest.fixture
+def console_command() -> list[str]:
+    """The argv prefix that starts the real console script."""
+    return console_script()
+
+
+@pytest.fixture
 def cli():
     """Run the real console script: ``cli("info", "--json")`` -> CliResult."""
 

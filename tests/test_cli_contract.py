@@ -136,3 +136,43 @@ def test_cite_unknown_command_lists_valid_ones(cli):
     result = cli("cite", "nonsense")
     assert result.returncode == 2
     assert "icl-order" in result.stderr and "gpu-bench" in result.stderr
+
+
+def _start_long_run(console_command, out):
+    import signal
+
+    cmd = [*console_command, "bandit-replicable", "run", "--algo"]
+    cmd += ["ucb1", "--horizon", "1000000", "--runs", "20000", "--out", str(out)]
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _interrupt_after_start(console_command, tmp_path, sig, expected_code):
+    import time
+
+    out = tmp_path / "run"
+    proc = _start_long_run(console_command, out)
+    time.sleep(3)  # long enough to be inside the command (not a timing assertion)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == expected_code, err
+    assert "Traceback" not in err and err.startswith("Error: ")
+    assert list(tmp_path.iterdir()) == []  # no run directory, no staged leftovers
+
+
+def test_ctrl_c_exits_130_and_leaves_nothing(console_command, tmp_path):
+    import signal
+
+    _interrupt_after_start(console_command, tmp_path, signal.SIGINT, 130)
+
+
+def test_sigterm_exits_143_and_leaves_nothing(console_command, tmp_path):
+    import signal
+
+    _interrupt_after_start(console_command, tmp_path, signal.SIGTERM, 143)
