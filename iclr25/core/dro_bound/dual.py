@@ -1,0 +1,108 @@
+"""The dual of the robust risk: a one-dimensional convex minimisation over λ ≥ 0.
+
+Strong duality (Le & Malick 2025, eq. (2); Azizian et al. 2023, §2; Gao & Kleywegt 2016)::
+
+    R_ρ(θ; P_n) = sup_{Q : W_c(P_n, Q) ≤ ρ} E_Q[ℓ(θ; ζ)]
+                = inf_{λ ≥ 0}  λρ + (1/n) Σ_i φ_i(λ),   φ_i(λ) = sup_ζ ℓ(θ; ζ) − λ c(ξ_i, ζ).
+
+Code names -> paper symbols: ``lam`` -> λ (the multiplier of the transport budget),
+``rho`` -> ρ, ``phi(lam)`` -> (1/n) Σ_i φ_i(λ) (the mean inner sup; +∞ where an inner sup is
+unbounded). Each φ_i is a supremum of affine functions of λ, so g(λ) = λρ + Φ(λ) is convex:
+a bracket by doubling followed by a bounded Brent search finds its minimum. ``lam_min`` is
+where Φ becomes finite (e.g. Lip·‖w‖_* for q = 1 and a Lipschitz linear model).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from scipy.optimize import minimize_scalar
+
+from iclr25.errors import RunFailure
+
+
+@dataclass(frozen=True)
+class DualSolution:
+    value: float  # min_λ λρ + Φ(λ) = the robust risk
+    lam: float  # the minimising λ
+    lam_min: float  # the lower end of the search (Φ = ∞ below it)
+    evaluations: int  # how many times Φ was evaluated
+
+
+def minimize_dual(
+    phi: Callable[[float], float],
+    rho: float,
+    lam_min: float = 0.0,
+    lam_scale: float = 1.0,
+    rtol: float = 1e-10,
+    max_doublings: int = 80,
+) -> DualSolution:
+    """Minimise g(λ) = λρ + Φ(λ) over λ ≥ ``lam_min`` (ρ > 0, Φ convex non-increasing)."""
+    calls = 0
+
+    def g(lam: float) -> float:
+        nonlocal calls
+        calls += 1
+        value = phi(lam)
+        return lam * rho + value if math.isfinite(value) else math.inf
+
+    # 1. a finite starting point at (or just above) lam_min
+    lam_scale = lam_scale if lam_scale > 0 and math.isfinite(lam_scale) else 1.0
+    lo = max(lam_min, 0.0)
+    g_lo = g(lo)
+    step = max(lo, lam_scale) * 1e-9
+    while not math.isfinite(g_lo) and step < 1e12 * max(lo, lam_scale):
+        lo, step = lo + step, step * 10.0
+        g_lo = g(lo)
+    if not math.isfinite(g_lo):
+        raise RunFailure(
+            "the robust risk is +∞: every multiplier λ leaves an inner supremum unbounded",
+            "use a Lipschitz loss, a larger cost power --q, or a bounded support",
+        )
+    # 2. bracket the minimum by doubling: stop when g rises again
+    prev, g_prev = lo, g_lo
+    hi = max(lo * 2.0, lo + lam_scale)
+    g_hi = g(hi)
+    for _ in range(max_doublings):
+        if g_hi >= g_prev:
+            break
+        prev, g_prev = hi, g_hi
+        hi = hi * 2.0
+        g_hi = g(hi)
+    # 3. bounded Brent search on [lo, hi]; keep the best point seen
+    best_lam, best_val = (lo, g_lo) if g_lo <= g_prev else (prev, g_prev)
+    if hi > lo:
+        res = minimize_scalar(
+            g, bounds=(lo, hi), method="bounded", options={"xatol": rtol * max(hi, 1e-300)}
+        )
+        if res.fun < best_val:
+            best_lam, best_val = float(res.x), float(res.fun)
+    return DualSolution(float(best_val), float(best_lam), float(lo), calls)
+
+
+def required_radius(
+    risk_at: Callable[[float], float], target: float, rho_hi: float, iterations: int = 60
+) -> float:
+    """Smallest ρ ≥ 0 with R_ρ ≥ ``target`` (R_ρ is non-decreasing and concave in ρ).
+
+    Bisection on [0, ρ_hi], growing ρ_hi first; returns ∞ when no radius reaches the target
+    (a bounded loss can cap the robust risk below it)."""
+    if risk_at(0.0) >= target:
+        return 0.0
+    hi = rho_hi
+    for _ in range(60):
+        if risk_at(hi) >= target:
+            break
+        hi *= 2.0
+    else:
+        return math.inf
+    lo = 0.0
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if risk_at(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
