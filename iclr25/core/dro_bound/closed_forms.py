@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclr25.core.dro_bound.costs import TransportCost
-from iclr25.core.dro_bound.dual import minimize_dual
+from iclr25.core.dro_bound.dual import minimize_dual_by_slope
 from iclr25.core.dro_bound.losses import Loss
 from iclr25.errors import UsageError
 
@@ -83,7 +83,7 @@ def _lambda_threshold(loss: Loss, a: float, q: float) -> float:
     return 0.0
 
 
-def sup_1d(loss: Loss, u: np.ndarray, mu: float, q: float, grid: int = 96, refine: int = 60):
+def sup_1d(loss: Loss, u: np.ndarray, mu: float, q: float, grid: int = 64, refine: int = 24):
     """max_{s ≥ 0} ψ(u, s) − μ s^q per sample, by grid + golden-section refinement.
 
     Returns (values (n,), argmax s (n,)). Needs a bounded search interval: for a
@@ -117,7 +117,19 @@ def sup_1d(loss: Loss, u: np.ndarray, mu: float, q: float, grid: int = 96, refin
         f1, f2 = np.where(left, obj(x1n), f2), np.where(left, f1, obj(x2n))
         x1, x2 = x1n, x2n
     s_best = 0.5 * (lo + hi)
+    # 3. Newton polish of the argmax on ∂F/∂s = 0 (kept only where F does not decrease), so
+    #    that the maximiser — hence the slope of the dual — is exact to rounding
     v_best = obj(s_best)
+    for _ in range(4):
+        d1, d2 = loss.shift_derivatives(u, s_best)
+        f1p = d1 - mu * q * np.power(s_best, q - 1.0)
+        f2p = d2 - mu * q * (q - 1.0) * np.power(np.maximum(s_best, 1e-300), q - 2.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            trial = np.where(f2p < 0, s_best - f1p / f2p, s_best)
+        trial = np.where(np.isfinite(trial) & (trial >= 0), trial, s_best)
+        v_trial = obj(trial)
+        better = v_trial >= v_best
+        s_best, v_best = np.where(better, trial, s_best), np.where(better, v_trial, v_best)
     grid_best = f[np.arange(len(u)), k]
     use_grid = grid_best > v_best
     return np.where(use_grid, grid_best, v_best), np.where(use_grid, s_grid[k], s_best)
@@ -163,6 +175,14 @@ def linear_inner_sup(loss: Loss, u: np.ndarray, a: float, lam: float, cost: Tran
     return InnerSup(np.where(flip, switched, kept), np.where(flip, s_sw, s_kept), flip)
 
 
+def transport_cost(inner: InnerSup, a: float, cost: TransportCost) -> np.ndarray:
+    """c(ξ_i, ζ*_i) of the maximisers: (s/a)^q plus κ for a switched label. (n,)"""
+    t = inner.shift / a if a > 0 else np.zeros_like(inner.shift)
+    with np.errstate(invalid="ignore"):
+        label = np.where(inner.flipped, cost.kappa, 0.0)
+    return np.power(t, cost.q) + label
+
+
 def piecewise_linear_dual(kept: np.ndarray, switched: np.ndarray, kappa: float, rho: float,
                           lam_min: float) -> tuple[float, float]:
     """Exact min over λ ≥ lam_min of λρ + mean_i max(A_i, B_i − κλ); returns (value, λ*).
@@ -178,7 +198,7 @@ def piecewise_linear_dual(kept: np.ndarray, switched: np.ndarray, kappa: float, 
 
 
 def linear_robust_risk(loss: Loss, u: np.ndarray, a: float, cost: TransportCost,
-                       rho: float) -> RobustRisk:
+                       rho: float, lam_guess: float | None = None) -> RobustRisk:
     """R_ρ(θ; P_n) of a linear model (scalars ``u`` (n,), a = ‖w‖_*), exactly."""
     u = np.asarray(u, dtype=np.float64)
     empirical = float(np.mean(loss.value(u)))
@@ -204,10 +224,12 @@ def linear_robust_risk(loss: Loss, u: np.ndarray, a: float, cost: TransportCost,
             "use --q 2 or more, or a Lipschitz loss (--loss absolute or huber)",
         )
 
-    def phi(lam: float) -> float:
-        return float(np.mean(linear_inner_sup(loss, u, a, lam, cost).values))
+    def evaluate(lam: float) -> tuple[float, float]:
+        inner = linear_inner_sup(loss, u, a, lam, cost)
+        return float(np.mean(inner.values)), float(np.mean(transport_cost(inner, a, cost)))
 
-    sol = minimize_dual(phi, rho, lam_min=lam_min, lam_scale=max(a, 1e-12) ** cost.q)
+    sol = minimize_dual_by_slope(evaluate, rho, lam_min=lam_min,
+                                 lam_scale=max(a, 1e-12) ** cost.q, lam_guess=lam_guess)
     inner = linear_inner_sup(loss, u, a, sol.lam, cost)
     t = inner.shift / a if a > 0 else inner.shift
     method = "closed-form inner sup, 1-D dual" if kind else "1-D inner search, 1-D dual"

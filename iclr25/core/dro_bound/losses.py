@@ -55,6 +55,40 @@ class Loss:
         a = np.abs(u)  # huber
         return np.where(a <= self.delta, 0.5 * u * u, self.delta * (a - 0.5 * self.delta))
 
+    def derivative(self, u: np.ndarray) -> np.ndarray:
+        """dL/du (a subgradient at kinks)."""
+        u = np.asarray(u, dtype=np.float64)
+        if self.name == "logistic":
+            return expit(u) - 1.0
+        if self.name == "hinge":
+            return -(u < 1.0).astype(np.float64)
+        if self.name == "ramp":
+            return -((u > 0.0) & (u < 1.0)).astype(np.float64)
+        if self.name == "squared":
+            return 2.0 * u
+        if self.name == "absolute":
+            return np.sign(u)
+        return np.clip(u, -self.delta, self.delta)
+
+    def second(self, u: np.ndarray) -> np.ndarray:
+        """d²L/du² (0 on the linear pieces of the hinge, ramp and absolute losses)."""
+        u = np.asarray(u, dtype=np.float64)
+        if self.name == "logistic":
+            sig = expit(u)
+            return sig * (1.0 - sig)
+        if self.name == "squared":
+            return np.full_like(u, 2.0)
+        if self.name == "huber":
+            return (np.abs(u) <= self.delta).astype(np.float64)
+        return np.zeros_like(u)
+
+    def shift_derivatives(self, u: np.ndarray, s: np.ndarray):
+        """(∂ψ/∂s, ∂²ψ/∂s²) of ψ(u, s) = :meth:`worst_shift`."""
+        if self.kind == "margin":
+            return -self.derivative(u - s), self.second(u - s)
+        v = np.abs(u) + s
+        return self.derivative(v), self.second(v)
+
     def worst_shift(self, u: np.ndarray, s: np.ndarray) -> np.ndarray:
         """The loss after the adversary shifts the prediction by s ≥ 0 against us."""
         u = np.asarray(u, dtype=np.float64)

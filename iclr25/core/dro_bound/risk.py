@@ -21,7 +21,7 @@ import numpy as np
 
 from iclr25.core.dro_bound.closed_forms import linear_robust_risk
 from iclr25.core.dro_bound.costs import TransportCost
-from iclr25.core.dro_bound.dual import minimize_dual
+from iclr25.core.dro_bound.dual import minimize_dual_by_slope
 from iclr25.core.dro_bound.entropic import EntropicConfig, entropic_robust_risk
 from iclr25.core.dro_bound.inner_max import InnerMaxConfig, InnerMaxResult, inner_maximize
 from iclr25.core.dro_bound.models import LinearModel, Model
@@ -141,6 +141,15 @@ class _PhiOracle:
         res = self.run(lam)
         return math.inf if res.unbounded else float(np.mean(res.values))
 
+    def with_slope(self, lam: float) -> tuple[float, float]:
+        """(Φ(λ), mean c(ξ_i, ζ*_i)): the value and minus the slope of Φ."""
+        res = self.run(lam)
+        if res.unbounded:
+            return math.inf, math.inf
+        kappa = self.config.cost.kappa if not self.config.cost.labels_fixed else 0.0
+        cost = res.transport + kappa * res.flipped
+        return float(np.mean(res.values)), float(np.mean(cost))
+
 
 def _feasible_lambda_range(phi: _PhiOracle, lam_guess: float, rtol: float = 1e-7):
     """(λ_min, λ_feasible): Φ is +∞ below λ_min. Bisection on the runaway flag."""
@@ -170,7 +179,8 @@ def general_robust_risk(model: Model, x, y, config: RiskConfig, empirical: float
     phi = _PhiOracle(model, x, y, config, on_progress)
     grad_scale = _gradient_scale(phi)
     lam_min, lam_feasible = _feasible_lambda_range(phi, grad_scale)
-    sol = minimize_dual(phi, config.rho, lam_min=lam_min, lam_scale=lam_feasible, rtol=1e-8)
+    sol = minimize_dual_by_slope(phi.with_slope, config.rho, lam_min=lam_min,
+                                 lam_scale=lam_feasible, rtol=1e-8)
     final = phi.run(sol.lam)
     value = sol.lam * config.rho + float(np.mean(final.values))
     diag = {
