@@ -161,6 +161,13 @@ def _logistic_like(loss: Loss) -> Loss:
 
 def _fit_entropic(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     """Joint L-BFGS over (w, b, λ) of the entropic objective with fixed samples."""
+    from iclr25.core.dro_bound.inner_max import torch_threads_for
+
+    with torch_threads_for(int(np.size(X)) * config.entropic.samples):
+        return _fit_entropic_torch(X, y, kind, loss, config)
+
+
+def _fit_entropic_torch(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     import torch
 
     X64, y64 = np.asarray(X, np.float64), np.asarray(y, np.float64)

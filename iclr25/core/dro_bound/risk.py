@@ -23,7 +23,12 @@ from iclr25.core.dro_bound.closed_forms import linear_robust_risk
 from iclr25.core.dro_bound.costs import TransportCost
 from iclr25.core.dro_bound.dual import minimize_dual_by_slope
 from iclr25.core.dro_bound.entropic import EntropicConfig, entropic_robust_risk
-from iclr25.core.dro_bound.inner_max import InnerMaxConfig, InnerMaxResult, inner_maximize
+from iclr25.core.dro_bound.inner_max import (
+    InnerMaxConfig,
+    InnerMaxResult,
+    inner_maximize,
+    torch_threads_for,
+)
 from iclr25.core.dro_bound.models import LinearModel, Model
 from iclr25.errors import UsageError
 
@@ -76,6 +81,12 @@ def _torch_setup(x, y, device: str):
 def robust_risk(model: Model, x: np.ndarray, y: np.ndarray, config: RiskConfig,
                 on_progress: Callable | None = None) -> RiskReport:
     """R_ρ(θ; P_n) (or R^ε_ρ with ``config.entropic``) of ``model`` on (x (n, d), y (n,))."""
+    elements = int(np.size(x)) * (config.inner.starts + 1) * 2
+    with torch_threads_for(elements):
+        return _robust_risk(model, x, y, config, on_progress)
+
+
+def _robust_risk(model: Model, x, y, config: RiskConfig, on_progress) -> RiskReport:
     empirical = float(np.mean(model.losses(x, y)))
     if config.entropic is not None:
         return _entropic(model, x, y, config, empirical)
