@@ -1,7 +1,7 @@
 """The certificate: a radius ρ_n = c·√(log(1/δ)/n) at which, with probability ≥ 1 − δ,
 the robust empirical risk upper-bounds the true risk.
 
-Le & Malick (2025), Thm. 3.1 (and Azizian et al. 2023, Thm. 3.1): under their
+Le & Malick (2025), main generalisation theorem (and Azizian et al. 2023): under their
 assumptions, for ρ_n ≤ ρ < ρ_c (the critical radius), with probability ≥ 1 − δ,
 E_P[ℓ(θ; ξ)] ≤ R_ρ(θ; P_n) for all θ simultaneously, with ρ_n of order √(log(1/δ)/n) —
 no n^(−1/d) rate. The paper states explicit constants for linear and logistic models; we
@@ -44,11 +44,12 @@ class CertificateConfig:
         if not (0.0 < self.delta < 1.0):
             raise UsageError(f"--delta {self.delta} is not in (0, 1)", "pass e.g. --delta 0.05")
         if self.radius_constant is not None and not (self.radius_constant >= 0):
-            raise UsageError(f"--radius-constant {self.radius_constant} is negative",
-                             "pass c ≥ 0")
+            raise UsageError(f"--radius-constant {self.radius_constant} is negative", "pass c ≥ 0")
         if self.bootstrap < 10:
-            raise UsageError(f"--bootstrap {self.bootstrap} is below 10",
-                             "use at least 10 resamples (100 or more for δ = 0.05)")
+            raise UsageError(
+                f"--bootstrap {self.bootstrap} is below 10",
+                "use at least 10 resamples (100 or more for δ = 0.05)",
+            )
 
 
 def certificate_radius(c: float, n: int, delta: float) -> float:
@@ -82,10 +83,18 @@ def user_radius(config: CertificateConfig, n: int) -> RadiusEstimate:
     return RadiusEstimate(c, certificate_radius(c, n, config.delta), "user-supplied")
 
 
-def bootstrap_radius(X: np.ndarray, y: np.ndarray, fixed: list, risk: RiskFn,
-                     losses: LossesFn, refit: RefitFn | None, config: CertificateConfig,
-                     rng: np.random.Generator, rho_start: float,
-                     on_progress: Callable | None = None) -> RadiusEstimate:
+def bootstrap_radius(
+    X: np.ndarray,
+    y: np.ndarray,
+    fixed: list,
+    risk: RiskFn,
+    losses: LossesFn,
+    refit: RefitFn | None,
+    config: CertificateConfig,
+    rng: np.random.Generator,
+    rho_start: float,
+    on_progress: Callable | None = None,
+) -> RadiusEstimate:
     """The bootstrap estimate of ρ_n and c (see the module docstring)."""
     n = len(y)
     rounds = config.rounds if refit is not None else 1
@@ -103,27 +112,38 @@ def bootstrap_radius(X: np.ndarray, y: np.ndarray, fixed: list, risk: RiskFn,
                 on_progress(1)
         finite = required[np.isfinite(required)]
         quantile = np.quantile(required, 1.0 - config.delta, method="higher")
-        rho = float(quantile) if math.isfinite(quantile) else (
-            float(finite.max()) if finite.size else rho)
+        rho = (
+            float(quantile)
+            if math.isfinite(quantile)
+            else (float(finite.max()) if finite.size else rho)
+        )
     c = constant_from_radius(rho, n, config.delta)
-    source = (f"bootstrap estimate: (1−δ)-quantile of the covering radius over "
-              f"{config.bootstrap} resamples, {rounds} round(s)"
-              f"{', refitting the estimator' if refit is not None else ''}")
-    return RadiusEstimate(c, rho, source, required.tolist(),
-                          float(np.mean(~np.isfinite(required))))
+    source = (
+        f"bootstrap estimate: (1−δ)-quantile of the covering radius over "
+        f"{config.bootstrap} resamples, {rounds} round(s)"
+        f"{', refitting the estimator' if refit is not None else ''}"
+    )
+    return RadiusEstimate(c, rho, source, required.tolist(), float(np.mean(~np.isfinite(required))))
 
 
 def _required_for(model, X, y, Xb, yb, risk: RiskFn, losses: LossesFn, rho_hi: float) -> float:
     target = float(np.mean(losses(model, X, y)))  # E_{P_n} ℓ(θ): the "truth" of the bootstrap
-    return required_radius(lambda r: risk(model, Xb, yb, r), target, max(rho_hi, 1e-6),
-                           iterations=40)
+    return required_radius(
+        lambda r: risk(model, Xb, yb, r), target, max(rho_hi, 1e-6), iterations=40
+    )
 
 
-def statement(robust: float, empirical: float, estimate: RadiusEstimate, n: int,
-              delta: float) -> str:
-    approx = "" if estimate.source == "user-supplied" else (
-        " The constant is estimated, so the guarantee is approximate; "
-        "`iclr25 dro-bound coverage` measures it on data with a known truth.")
+def statement(
+    robust: float, empirical: float, estimate: RadiusEstimate, n: int, delta: float
+) -> str:
+    approx = (
+        ""
+        if estimate.source == "user-supplied"
+        else (
+            " The constant is estimated, so the guarantee is approximate; "
+            "`iclr25 dro-bound coverage` measures it on data with a known truth."
+        )
+    )
     return (
         f"With probability at least {1 - delta:.0%} over the draw of the n = {n} samples, "
         f"the true risk E_P[ℓ(θ; ξ)] is at most the robust risk R_ρ(θ; P_n) = {robust:.6g} "

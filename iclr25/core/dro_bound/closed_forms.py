@@ -7,7 +7,7 @@ worst move of length t shifts the loss scalar by s = a·t with a = ‖w‖_* (H�
                   sup_{s≥0} ψ(−u_i, s) − λ (s/a)^q − λκ )           (label switched)
 
 with u_i the margin or residual and ψ = :meth:`Loss.worst_shift` (Shafieezadeh-Abadeh,
-Mohajerin Esfahani & Kuhn 2015, Thm. 1; Blanchet, Kang & Murthy 2019 for q = 2).
+Mohajerin Esfahani & Kuhn 2015; Blanchet, Kang & Murthy 2019 for q = 2).
 
 Exact cases (no numerical search):
 
@@ -183,8 +183,9 @@ def transport_cost(inner: InnerSup, a: float, cost: TransportCost) -> np.ndarray
     return np.power(t, cost.q) + label
 
 
-def piecewise_linear_dual(kept: np.ndarray, switched: np.ndarray, kappa: float, rho: float,
-                          lam_min: float) -> tuple[float, float]:
+def piecewise_linear_dual(
+    kept: np.ndarray, switched: np.ndarray, kappa: float, rho: float, lam_min: float
+) -> tuple[float, float]:
     """Exact min over λ ≥ lam_min of λρ + mean_i max(A_i, B_i − κλ); returns (value, λ*).
 
     The slope is ρ − κ·#{i : β_i > λ}/n with breakpoints β_i = (B_i − A_i)/κ, so the minimum
@@ -197,8 +198,14 @@ def piecewise_linear_dual(kept: np.ndarray, switched: np.ndarray, kappa: float, 
     return value, lam
 
 
-def linear_robust_risk(loss: Loss, u: np.ndarray, a: float, cost: TransportCost,
-                       rho: float, lam_guess: float | None = None) -> RobustRisk:
+def linear_robust_risk(
+    loss: Loss,
+    u: np.ndarray,
+    a: float,
+    cost: TransportCost,
+    rho: float,
+    lam_guess: float | None = None,
+) -> RobustRisk:
     """R_ρ(θ; P_n) of a linear model (scalars ``u`` (n,), a = ‖w‖_*), exactly."""
     u = np.asarray(u, dtype=np.float64)
     empirical = float(np.mean(loss.value(u)))
@@ -209,15 +216,23 @@ def linear_robust_risk(loss: Loss, u: np.ndarray, a: float, cost: TransportCost,
     lam_min = _lambda_threshold(loss, a, cost.q)
     if kind == "lipschitz" and not margin_switch:
         value = lipschitz_formula(empirical, rho, loss.lipschitz, a)
-        return RobustRisk(value, empirical, lam_min, "closed form E_n ℓ + ρ·Lip·‖w‖_*",
-                          mean_transport=math.nan if a > 0 else 0.0)
-    if kind == "lipschitz":
-        value, lam = piecewise_linear_dual(
-            loss.value(u), loss.value(-u), cost.kappa, rho, lam_min
+        return RobustRisk(
+            value,
+            empirical,
+            lam_min,
+            "closed form E_n ℓ + ρ·Lip·‖w‖_*",
+            mean_transport=math.nan if a > 0 else 0.0,
         )
+    if kind == "lipschitz":
+        value, lam = piecewise_linear_dual(loss.value(u), loss.value(-u), cost.kappa, rho, lam_min)
         flip = loss.value(-u) - cost.kappa * lam > loss.value(u)
-        return RobustRisk(value, empirical, lam, "exact piecewise-linear dual (q = 1)",
-                          flipped_fraction=float(np.mean(flip)))
+        return RobustRisk(
+            value,
+            empirical,
+            lam,
+            "exact piecewise-linear dual (q = 1)",
+            flipped_fraction=float(np.mean(flip)),
+        )
     if math.isinf(lam_min):
         raise UsageError(
             f"the robust {loss.name} loss is +∞ for q = {cost.q:g}",
@@ -228,10 +243,12 @@ def linear_robust_risk(loss: Loss, u: np.ndarray, a: float, cost: TransportCost,
         inner = linear_inner_sup(loss, u, a, lam, cost)
         return float(np.mean(inner.values)), float(np.mean(transport_cost(inner, a, cost)))
 
-    sol = minimize_dual_by_slope(evaluate, rho, lam_min=lam_min,
-                                 lam_scale=max(a, 1e-12) ** cost.q, lam_guess=lam_guess)
+    sol = minimize_dual_by_slope(
+        evaluate, rho, lam_min=lam_min, lam_scale=max(a, 1e-12) ** cost.q, lam_guess=lam_guess
+    )
     inner = linear_inner_sup(loss, u, a, sol.lam, cost)
     t = inner.shift / a if a > 0 else inner.shift
     method = "closed-form inner sup, 1-D dual" if kind else "1-D inner search, 1-D dual"
-    return RobustRisk(sol.value, empirical, sol.lam, method, float(np.mean(t)),
-                      float(np.mean(inner.flipped)))
+    return RobustRisk(
+        sol.value, empirical, sol.lam, method, float(np.mean(t)), float(np.mean(inner.flipped))
+    )

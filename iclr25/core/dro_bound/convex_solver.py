@@ -3,7 +3,7 @@ continuation (the fast path of :mod:`fit`).
 
 For q = 1, unbounded support and a convex loss whose slope bound Lip is attained, the
 robust problem is the convex program (Shafieezadeh-Abadeh, Mohajerin Esfahani & Kuhn
-2015, Thm. 1 and Remark 1; Le & Malick 2025, linear examples)::
+2015, Theorem 1; κ = ∞ gives norm-regularised regression)::
 
     κ = ∞:  min_{w,b}     E_n L(u_i) + ρ·Lip·‖w‖_*
     κ < ∞:  min_{w,b,λ}   λρ + E_n max(L(z_i), L(−z_i) − κλ)   s.t.  Lip·‖w‖_* ≤ λ
@@ -179,12 +179,20 @@ def _newton(problem: _Problem, v: np.ndarray, tau: float, max_steps: int = 100):
     return v, steps, False
 
 
-def solve_q1(X: np.ndarray, y: np.ndarray, loss: Loss, cost: TransportCost, rho: float,
-             fit_intercept: bool = True, taus: tuple[float, ...] = TAUS,
-             init: NewtonResult | None = None) -> NewtonResult:
+def solve_q1(
+    X: np.ndarray,
+    y: np.ndarray,
+    loss: Loss,
+    cost: TransportCost,
+    rho: float,
+    fit_intercept: bool = True,
+    taus: tuple[float, ...] = TAUS,
+    init: NewtonResult | None = None,
+) -> NewtonResult:
     """Minimise the exact q = 1 robust objective (or the ERM objective when ρ = 0)."""
-    problem = _Problem(np.asarray(X, np.float64), np.asarray(y, np.float64), loss, cost, rho,
-                       fit_intercept)
+    problem = _Problem(
+        np.asarray(X, np.float64), np.asarray(y, np.float64), loss, cost, rho, fit_intercept
+    )
     v = np.zeros(problem.dim)
     if init is not None:
         v[: problem.d], v[problem.d] = init.w, init.b
@@ -199,5 +207,6 @@ def solve_q1(X: np.ndarray, y: np.ndarray, loss: Loss, cost: TransportCost, rho:
             ok = False  # the minimiser does not exist (e.g. separable data without robustness)
             break
     w, lam = problem.split(v)
-    return NewtonResult(w.copy(), float(v[problem.d]), None if lam is None else float(lam),
-                        total, ok)
+    return NewtonResult(
+        w.copy(), float(v[problem.d]), None if lam is None else float(lam), total, ok
+    )

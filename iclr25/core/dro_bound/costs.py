@@ -1,6 +1,6 @@
 """Transport costs c(ξ, ζ) = ‖x − x'‖_p^q + κ·1{y ≠ y'} on labelled data ξ = (x, y).
 
-Paper symbols (Le & Malick 2025, §2; Azizian et al. 2023, §2):
+Paper symbols (Le & Malick 2025; Azizian et al. 2023):
 
 - ``p``     -> the feature norm ‖·‖_p (1 ≤ p ≤ ∞); its dual norm ‖·‖_* has exponent p* with
                1/p + 1/p* = 1 and appears in every closed form (Hölder: |wᵀΔ| ≤ ‖w‖_*‖Δ‖_p),

@@ -52,16 +52,21 @@ class CoverageConfig:
 
     def __post_init__(self) -> None:
         if self.distribution not in SYNTHETIC:
-            raise UsageError(f"unknown distribution {self.distribution!r}",
-                             f"use one of: {', '.join(SYNTHETIC)}")
+            raise UsageError(
+                f"unknown distribution {self.distribution!r}", f"use one of: {', '.join(SYNTHETIC)}"
+            )
         if not self.n_grid or min(self.n_grid) < 2 or not self.d_grid or min(self.d_grid) < 1:
-            raise UsageError(f"grids n={self.n_grid}, d={self.d_grid} are invalid",
-                             "pass sizes n ≥ 2 and dimensions d ≥ 1, e.g. --n-grid 50,200")
+            raise UsageError(
+                f"grids n={self.n_grid}, d={self.d_grid} are invalid",
+                "pass sizes n ≥ 2 and dimensions d ≥ 1, e.g. --n-grid 50,200",
+            )
         if self.trials < 2:
             raise UsageError(f"--trials {self.trials} is below 2", "pass --trials 20 or more")
         if self.test_size < 1000:
-            raise UsageError(f"--test-size {self.test_size} is too small for a true risk",
-                             "pass --test-size 10000 or more")
+            raise UsageError(
+                f"--test-size {self.test_size} is too small for a true risk",
+                "pass --test-size 10000 or more",
+            )
 
     @property
     def loss_name(self) -> str:
@@ -127,9 +132,17 @@ def _pilot_constant(config: CoverageConfig, d: int, rng, fit) -> float:
         return linear_robust_risk(model.loss, model.scalars(Xb, yb), a, cost, rho).value
 
     cert = CertificateConfig(config.delta, None, config.bootstrap)
-    est = bootstrap_radius(X, y, [], risk, lambda m, Xb, yb: m.losses(Xb, yb),
-                           lambda Xb, yb, rho: [fit(Xb, yb, rho).model], cert, rng,
-                           rho_start=1.0 / math.sqrt(n_pilot))
+    est = bootstrap_radius(
+        X,
+        y,
+        [],
+        risk,
+        lambda m, Xb, yb: m.losses(Xb, yb),
+        lambda Xb, yb, rho: [fit(Xb, yb, rho).model],
+        cert,
+        rng,
+        rho_start=1.0 / math.sqrt(n_pilot),
+    )
     return est.constant
 
 
@@ -143,21 +156,33 @@ def run_coverage(config: CoverageConfig, on_progress: Callable | None = None) ->
         if config.radius_constant is not None:
             constants[d] = float(config.radius_constant)
         else:
-            constants[d] = _pilot_constant(config, d, np.random.default_rng([config.seed, d, 1]),
-                                           fit)
-        X_test, y_test = sample_synthetic(config.distribution, config.test_size, d,
-                                          np.random.default_rng([config.seed, d, 2]))
+            constants[d] = _pilot_constant(
+                config, d, np.random.default_rng([config.seed, d, 1]), fit
+            )
+        X_test, y_test = sample_synthetic(
+            config.distribution, config.test_size, d, np.random.default_rng([config.seed, d, 2])
+        )
         for n in config.n_grid:
             rho = certificate_radius(constants[d], n, config.delta)
             cells.append(_cell(config, d, n, rho, fit, X_test, y_test, rng, on_progress))
-    source = ("user-supplied" if config.radius_constant is not None else
-              f"bootstrap estimate per d on a pilot sample (B = {config.bootstrap})")
-    return CoverageResult(cells, 1.0 - config.delta, constants, source, loss.name,
-                          {"distribution": config.distribution, "test_size": config.test_size})
+    source = (
+        "user-supplied"
+        if config.radius_constant is not None
+        else f"bootstrap estimate per d on a pilot sample (B = {config.bootstrap})"
+    )
+    return CoverageResult(
+        cells,
+        1.0 - config.delta,
+        constants,
+        source,
+        loss.name,
+        {"distribution": config.distribution, "test_size": config.test_size},
+    )
 
 
-def _cell(config: CoverageConfig, d: int, n: int, rho: float, fit, X_test, y_test, rng,
-          on_progress) -> CoverageCell:
+def _cell(
+    config: CoverageConfig, d: int, n: int, rho: float, fit, X_test, y_test, rng, on_progress
+) -> CoverageCell:
     covered, emp_covered, gaps, true_risks = 0, 0, [], []
     for _ in range(config.trials):
         X, y = sample_synthetic(config.distribution, n, d, rng)
@@ -168,11 +193,19 @@ def _cell(config: CoverageConfig, d: int, n: int, rho: float, fit, X_test, y_tes
         gaps.append(result.robust_objective - true_risk)
         true_risks.append(true_risk)
         if on_progress is not None:
-            on_progress(1, d=d, n=n)
+            on_progress(1, cell=f"d={d} n={n}")
     gaps_arr = np.asarray(gaps)
-    return CoverageCell(d, n, rho, covered / config.trials, wilson_interval(covered, config.trials),
-                        float(gaps_arr.mean()), float(gaps_arr.std(ddof=1)),
-                        emp_covered / config.trials, float(np.mean(true_risks)))
+    return CoverageCell(
+        d,
+        n,
+        rho,
+        covered / config.trials,
+        wilson_interval(covered, config.trials),
+        float(gaps_arr.mean()),
+        float(gaps_arr.std(ddof=1)),
+        emp_covered / config.trials,
+        float(np.mean(true_risks)),
+    )
 
 
 def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
@@ -193,8 +226,13 @@ def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
         high = [by[d, n].coverage_ci[1] - by[d, n].coverage for n in ns]
         ax.errorbar(ns, cov, yerr=[low, high], marker="o", capsize=3, label=f"d = {d}")
     ax.axhline(result.target, color="k", ls="--", lw=1, label=f"1 − δ = {result.target:g}")
-    ax.set(xscale="log", xlabel="n", ylabel="coverage", ylim=(0, 1.02),
-           title="P(robust empirical risk ≥ true risk)")
+    ax.set(
+        xscale="log",
+        xlabel="n",
+        ylabel="coverage",
+        ylim=(0, 1.02),
+        title="P(robust empirical risk ≥ true risk)",
+    )
     ax.legend()
     figs.append(("coverage_vs_n", fig))
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -203,16 +241,26 @@ def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
     ref = [by[ds[0], ns[0]].mean_gap * math.sqrt(ns[0] / n) for n in ns]
     if ref[0] > 0:
         ax.plot(ns, ref, "k:", label="∝ 1/√n")
-    ax.set(xscale="log", yscale="log", xlabel="n", ylabel="mean (robust − true risk)",
-           title="the gap of the bound")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="n",
+        ylabel="mean (robust − true risk)",
+        title="the gap of the bound",
+    )
     ax.legend()
     figs.append(("gap_vs_n", fig))
     fig, ax = plt.subplots(figsize=(6, 4))
     for n in ns:
         ax.plot(ds, [by[d, n].coverage for d in ds], marker="o", label=f"n = {n}")
     ax.axhline(result.target, color="k", ls="--", lw=1)
-    ax.set(xscale="log", xlabel="d", ylabel="coverage", ylim=(0, 1.02),
-           title="coverage vs dimension at ρ = c·√(log(1/δ)/n)")
+    ax.set(
+        xscale="log",
+        xlabel="d",
+        ylabel="coverage",
+        ylim=(0, 1.02),
+        title="coverage vs dimension at ρ = c·√(log(1/δ)/n)",
+    )
     ax.legend()
     figs.append(("coverage_vs_d", fig))
     return figs

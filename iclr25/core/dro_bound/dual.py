@@ -1,6 +1,7 @@
 """The dual of the robust risk: a one-dimensional convex minimisation over λ ≥ 0.
 
-Strong duality (Le & Malick 2025, eq. (2); Azizian et al. 2023, §2; Gao & Kleywegt 2016)::
+Strong duality (as used by Le & Malick 2025 and Azizian et al. 2023; Gao & Kleywegt 2016;
+Blanchet & Murthy 2019)::
 
     R_ρ(θ; P_n) = sup_{Q : W_c(P_n, Q) ≤ ρ} E_Q[ℓ(θ; ζ)]
                 = inf_{λ ≥ 0}  λρ + (1/n) Σ_i φ_i(λ),   φ_i(λ) = sup_ζ ℓ(θ; ζ) − λ c(ξ_i, ζ).
@@ -129,8 +130,9 @@ def minimize_dual_by_slope(
     return DualSolution(float(value), float(lam), float(lo), calls)
 
 
-def _bracket(slope: Callable[[float], float], lo: float, scale: float,
-             guess: float | None) -> tuple[float, float]:
+def _bracket(
+    slope: Callable[[float], float], lo: float, scale: float, guess: float | None
+) -> tuple[float, float]:
     """[a, b] with slope(a) < 0 ≤ slope(b), starting from a guess (e.g. the last λ*)."""
     if guess is not None and guess > lo and math.isfinite(guess):
         if slope(guess) < 0.0:

@@ -1,9 +1,10 @@
 """Entropic-regularised robust risk with a Gaussian reference, by Monte Carlo.
 
-Azizian, Iutzeler & Malick (2023), regularised WDRO (their eq. (3) and §2.3); Le & Malick
-(2025), §5::
+The regularised WDRO dual of Azizian, Iutzeler & Malick (2023), also covered by the
+guarantees of Le & Malick (2025)::
 
-    R^ε_ρ(θ; P_n) = inf_{λ ≥ 0} λρ + (1/n) Σ_i ε log E_{ζ ~ π_0(·|ξ_i)} exp((ℓ(θ; ζ) − λ c(ξ_i, ζ)) / ε)
+    R^ε_ρ(θ; P_n) = inf_{λ ≥ 0} λρ
+                    + (1/n) Σ_i ε log E_{ζ ~ π_0(·|ξ_i)} exp((ℓ(θ; ζ) − λ c(ξ_i, ζ)) / ε)
 
 with the reference π_0(·|ξ_i): features x_i + σ·N(0, I); labels kept when κ = ∞ (and for
 regression), otherwise kept or switched with probability 1/2 each (switching costs κ).
@@ -74,8 +75,9 @@ class EntropicResult:
     backend: str  # "cuda-kernel", "torch-cuda" or "torch-cpu"
 
 
-def draw_reference(x, y, cost: TransportCost, sigma: float, m: int, generator,
-                   switch_labels: bool) -> ReferenceSamples:
+def draw_reference(
+    x, y, cost: TransportCost, sigma: float, m: int, generator, switch_labels: bool
+) -> ReferenceSamples:
     """ζ_ij ~ π_0(·|ξ_i) for torch x (n, d), y (n,); drawn on CPU for reproducibility."""
     import torch
 
@@ -139,8 +141,17 @@ def minimize_entropic_dual(L, C, rho: float, eps: float, device_kind: str = "cpu
     return val, lam, wc, backend
 
 
-def entropic_robust_risk(loss_fn, x, y, cost: TransportCost, rho: float, config: EntropicConfig,
-                         generator, switch_labels: bool, device_kind: str = "cpu") -> EntropicResult:
+def entropic_robust_risk(
+    loss_fn,
+    x,
+    y,
+    cost: TransportCost,
+    rho: float,
+    config: EntropicConfig,
+    generator,
+    switch_labels: bool,
+    device_kind: str = "cpu",
+) -> EntropicResult:
     """R^ε_ρ(θ; P_n) for a torch per-sample loss ``loss_fn(x (N, d), y (N,))``."""
     import torch
 

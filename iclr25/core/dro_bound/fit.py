@@ -69,17 +69,33 @@ def fit_linear(X: np.ndarray, y: np.ndarray, kind: str, loss: Loss, config: FitC
         cost = config.cost if config.rho > 0 else TransportCost(config.cost.p, 1.0)
         res = solve_q1(X, y, loss, cost, config.rho, config.fit_intercept)
         model = LinearModel(kind, loss, res.w, res.b if config.fit_intercept else 0.0)
-        return _finish(model, X, y, config, "exact convex program (smoothed Newton)",
-                       res.converged, res.newton_steps)
+        return _finish(
+            model,
+            X,
+            y,
+            config,
+            "exact convex program (smoothed Newton)",
+            res.converged,
+            res.newton_steps,
+        )
     return _fit_lbfgs(X, y, kind, loss, config)
 
 
-def _finish(model: LinearModel, X, y, config: FitConfig, solver: str, converged: bool,
-            iterations: int, details: dict | None = None) -> LinearFit:
+def _finish(
+    model: LinearModel,
+    X,
+    y,
+    config: FitConfig,
+    solver: str,
+    converged: bool,
+    iterations: int,
+    details: dict | None = None,
+) -> LinearFit:
     a = config.cost.dual_norm(model.coef)
     risk = linear_robust_risk(model.loss, model.scalars(X, y), a, config.cost, config.rho)
-    return LinearFit(model, risk.value, risk.lam, risk.empirical, solver, converged, iterations,
-                     details or {})
+    return LinearFit(
+        model, risk.value, risk.lam, risk.empirical, solver, converged, iterations, details or {}
+    )
 
 
 def _design(X, y, loss: Loss, fit_intercept: bool):
@@ -103,8 +119,9 @@ def _linf_grad(w: np.ndarray) -> np.ndarray:
     return g
 
 
-def robust_risk_and_grad(theta, A, base, loss: Loss, cost: TransportCost, rho: float,
-                         memory: dict | None = None):
+def robust_risk_and_grad(
+    theta, A, base, loss: Loss, cost: TransportCost, rho: float, memory: dict | None = None
+):
     """(R_ρ(θ), ∂R/∂θ) for θ = (w, b) by the envelope theorem (see the module docstring).
     ``memory`` carries the last λ* between calls (a warm start for the 1-D dual)."""
     d = A.shape[1] - 1
@@ -134,23 +151,43 @@ def robust_risk_and_grad(theta, A, base, loss: Loss, cost: TransportCost, rho: f
 
 
 def _fit_lbfgs(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
-    A, base = _design(np.asarray(X, np.float64), np.asarray(y, np.float64), loss,
-                      config.fit_intercept)
+    A, base = _design(
+        np.asarray(X, np.float64), np.asarray(y, np.float64), loss, config.fit_intercept
+    )
     start = np.zeros(A.shape[1])
     if loss.convex or loss.name == "ramp":  # warm start from the q = 1 (or ERM) convex fit
         seed_loss = loss if loss.convex else _logistic_like(loss)
-        pilot = solve_q1(X, y, seed_loss, TransportCost(config.cost.p, 1.0), 0.0 if
-                         loss.name == "squared" else config.rho, config.fit_intercept)
+        pilot = solve_q1(
+            X,
+            y,
+            seed_loss,
+            TransportCost(config.cost.p, 1.0),
+            0.0 if loss.name == "squared" else config.rho,
+            config.fit_intercept,
+        )
         start[:-1], start[-1] = pilot.w, pilot.b
-    res = minimize(robust_risk_and_grad, start,
-                   args=(A, base, loss, config.cost, config.rho, {}),
-                   jac=True, method="L-BFGS-B",
-                   options={"maxiter": config.max_iter, "ftol": 1e-15, "gtol": 1e-10})
+    res = minimize(
+        robust_risk_and_grad,
+        start,
+        args=(A, base, loss, config.cost, config.rho, {}),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": config.max_iter, "ftol": 1e-15, "gtol": 1e-10},
+    )
     theta = res.x
-    model = LinearModel(kind, loss, theta[:-1].copy(),
-                        float(theta[-1]) if config.fit_intercept else 0.0)
-    return _finish(model, X, y, config, "L-BFGS on the exact robust risk (envelope gradient)",
-                   bool(res.success), int(res.nit), {"message": str(res.message)})
+    model = LinearModel(
+        kind, loss, theta[:-1].copy(), float(theta[-1]) if config.fit_intercept else 0.0
+    )
+    return _finish(
+        model,
+        X,
+        y,
+        config,
+        "L-BFGS on the exact robust risk (envelope gradient)",
+        bool(res.success),
+        int(res.nit),
+        {"message": str(res.message)},
+    )
 
 
 def _logistic_like(loss: Loss) -> Loss:
@@ -174,8 +211,10 @@ def _fit_entropic_torch(X, y, kind: str, loss: Loss, config: FitConfig) -> Linea
     n, d = X64.shape
     ent = config.entropic
     if n * ent.samples * max(d, 1) > 6e7:
-        raise UsageError(f"n·m·d = {n * ent.samples * d:.2g} Monte Carlo values is too many",
-                         "lower --samples (the entropic fit keeps all samples in memory)")
+        raise UsageError(
+            f"n·m·d = {n * ent.samples * d:.2g} Monte Carlo values is too many",
+            "lower --samples (the entropic fit keeps all samples in memory)",
+        )
     xt, yt = torch.as_tensor(X64), torch.as_tensor(y64)
     gen = torch.Generator().manual_seed(config.seed)
     switch = loss.kind == "margin" and not config.cost.labels_fixed
@@ -186,8 +225,15 @@ def _fit_entropic_torch(X, y, kind: str, loss: Loss, config: FitConfig) -> Linea
     nu = torch.zeros((), dtype=torch.float64, requires_grad=True)  # λ = softplus(ν)·scale
     lam_scale = 1.0
     params = [w, nu] + ([b] if config.fit_intercept else [])
-    opt = torch.optim.LBFGS(params, lr=1.0, max_iter=config.max_iter, tolerance_grad=1e-10,
-                            tolerance_change=1e-14, history_size=20, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        params,
+        lr=1.0,
+        max_iter=config.max_iter,
+        tolerance_grad=1e-10,
+        tolerance_change=1e-14,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+    )
 
     def losses_at_samples():
         f = torch.einsum("nmd,d->nm", ref.zeta, w) + b  # (n, m)
@@ -206,11 +252,18 @@ def _fit_entropic_torch(X, y, kind: str, loss: Loss, config: FitConfig) -> Linea
     with torch.no_grad():
         L = losses_at_samples()
     value, lam, wc, _ = minimize_entropic_dual(L, ref.cost, config.rho, ent.epsilon)
-    model = LinearModel(kind, loss, w.detach().numpy().copy(),
-                        float(b.detach()) if config.fit_intercept else 0.0)
+    model = LinearModel(
+        kind, loss, w.detach().numpy().copy(), float(b.detach()) if config.fit_intercept else 0.0
+    )
     empirical = float(np.mean(model.losses(X64, y64)))
     state = opt.state[opt._params[0]]
-    return LinearFit(model, value, lam, empirical, "L-BFGS on the entropic objective (torch)",
-                     True, int(state.get("n_iter", 0)),
-                     {"epsilon": ent.epsilon, "sigma": sigma, "samples": ent.samples,
-                      "mean_weighted_cost": wc})
+    return LinearFit(
+        model,
+        value,
+        lam,
+        empirical,
+        "L-BFGS on the entropic objective (torch)",
+        True,
+        int(state.get("n_iter", 0)),
+        {"epsilon": ent.epsilon, "sigma": sigma, "samples": ent.samples, "mean_weighted_cost": wc},
+    )

@@ -78,17 +78,32 @@ def _loss_of(net, loss: Loss):
     return loss_fn
 
 
-def train_mlp(X: np.ndarray, y: np.ndarray, loss: Loss, rho: float, cost: TransportCost,
-              config: MLPConfig, entropic: EntropicConfig | None = None,
-              on_progress: Callable | None = None) -> MLPFit:
+def train_mlp(
+    X: np.ndarray,
+    y: np.ndarray,
+    loss: Loss,
+    rho: float,
+    cost: TransportCost,
+    config: MLPConfig,
+    entropic: EntropicConfig | None = None,
+    on_progress: Callable | None = None,
+) -> MLPFit:
     """ERM (ρ = 0), robust, or entropic-robust training (see the module docstring)."""
     samples = entropic.samples if entropic is not None else 2
     with torch_threads_for(int(np.size(X)) * samples * max(config.hidden)):
         return _train(X, y, loss, rho, cost, config, entropic, on_progress)
 
 
-def _train(X, y, loss: Loss, rho: float, cost: TransportCost, config: MLPConfig,
-           entropic: EntropicConfig | None, on_progress) -> MLPFit:
+def _train(
+    X,
+    y,
+    loss: Loss,
+    rho: float,
+    cost: TransportCost,
+    config: MLPConfig,
+    entropic: EntropicConfig | None,
+    on_progress,
+) -> MLPFit:
     import torch
 
     xt, yt = torch.as_tensor(X, dtype=torch.float64), torch.as_tensor(y, dtype=torch.float64)
@@ -125,8 +140,9 @@ def _entropic_step(loss_fn, xt, yt, rho, cost, entropic: EntropicConfig, seed: i
     n, d = xt.shape
     gen = torch.Generator().manual_seed(seed)
     switch = not cost.labels_fixed and loss_fn is not None and bool((yt.abs() == 1).all())
-    ref = draw_reference(xt, yt, cost, entropic.sigma_for(rho, cost, d), entropic.samples,
-                         gen, switch)
+    ref = draw_reference(
+        xt, yt, cost, entropic.sigma_for(rho, cost, d), entropic.samples, gen, switch
+    )
     m = entropic.samples
 
     def step():

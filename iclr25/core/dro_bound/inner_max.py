@@ -129,8 +129,12 @@ def _starts(x, direction, scale: float, config: InnerMaxConfig, generator, warm)
     n, d = x.shape
     far = config.far_scale * scale
     jitter = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x)
-    out = [x, x + 0.05 * scale * jitter / math.sqrt(max(d, 1)), x + 0.5 * scale * direction,
-           x + far * direction]
+    out = [
+        x,
+        x + 0.05 * scale * jitter / math.sqrt(max(d, 1)),
+        x + 0.5 * scale * direction,
+        x + far * direction,
+    ]
     while len(out) < config.starts:
         u = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x)
         out.append(x + far * _unit(u))
@@ -197,8 +201,19 @@ def inner_maximize(
     labels = (mult[:, None, None] * y[None, None, :]).expand(-1, n_starts, -1).reshape(-1)
     switched = (mult[:, None, None] < 0).expand(-1, n_starts, n).reshape(-1)
     extra = switched.to(x.dtype) * (lam * cost.kappa if not cost.labels_fixed else 0.0)
-    return _ascend(loss_fn, z, labels, anchor, extra, switched, lam, cost, scale, config,
-                   (n_labels, n_starts, n))
+    return _ascend(
+        loss_fn,
+        z,
+        labels,
+        anchor,
+        extra,
+        switched,
+        lam,
+        cost,
+        scale,
+        config,
+        (n_labels, n_starts, n),
+    )
 
 
 def _ascend(loss_fn, z, labels, anchor, extra, switched, lam, cost, scale, config, shape):
@@ -236,8 +251,9 @@ def _ascend(loss_fn, z, labels, anchor, extra, switched, lam, cost, scale, confi
             converged |= ok & ((f - old).abs() <= config.tol * (1.0 + f.abs()))
         if bool(ok.any()):
             g_loss = torch.where(ok[:, None], _loss_grad(loss_fn, z, labels), g_loss)
-    return _collect(f, z, labels, switched, runaway, converged, anchor, cost, iterations, shape,
-                    config)
+    return _collect(
+        f, z, labels, switched, runaway, converged, anchor, cost, iterations, shape, config
+    )
 
 
 def _loss_grad(loss_fn, z, labels):

@@ -184,7 +184,9 @@ def save_model(path: Path, model: Model, info: ModelInfo) -> None:
 
 
 def _bad(path: Path, what: str) -> InputError:
-    return InputError(f"{path}: {what}", "pass a model file written by `iclr25 dro-bound fit --save`")
+    return InputError(
+        f"{path}: {what}", "pass a model file written by `iclr25 dro-bound fit --save`"
+    )
 
 
 def load_model(path: Path) -> tuple[Model, ModelInfo]:

@@ -78,8 +78,13 @@ def _torch_setup(x, y, device: str):
     return xt, yt, dtype
 
 
-def robust_risk(model: Model, x: np.ndarray, y: np.ndarray, config: RiskConfig,
-                on_progress: Callable | None = None) -> RiskReport:
+def robust_risk(
+    model: Model,
+    x: np.ndarray,
+    y: np.ndarray,
+    config: RiskConfig,
+    on_progress: Callable | None = None,
+) -> RiskReport:
     """R_ρ(θ; P_n) (or R^ε_ρ with ``config.entropic``) of ``model`` on (x (n, d), y (n,))."""
     elements = int(np.size(x)) * (config.inner.starts + 1) * 2
     with torch_threads_for(elements):
@@ -93,8 +98,11 @@ def _robust_risk(model: Model, x, y, config: RiskConfig, on_progress) -> RiskRep
     if isinstance(model, LinearModel) and config.solver in ("auto", "exact"):
         a = config.cost.dual_norm(model.coef)
         res = linear_robust_risk(model.loss, model.scalars(x, y), a, config.cost, config.rho)
-        diag = {"dual_norm": a, "mean_transport": res.mean_transport,
-                "flipped_fraction": res.flipped_fraction}
+        diag = {
+            "dual_norm": a,
+            "mean_transport": res.mean_transport,
+            "flipped_fraction": res.flipped_fraction,
+        }
         return RiskReport(res.value, empirical, config.rho, res.lam, res.method, diag)
     if config.solver == "exact":
         raise UsageError("the exact solver needs a linear or logistic model", "use --solver pga")
@@ -111,10 +119,24 @@ def _entropic(model: Model, x, y, config: RiskConfig, empirical: float) -> RiskR
     xt, yt, dtype = _torch_setup(x, y, config.device)
     gen = torch.Generator().manual_seed(config.seed)
     switch = not config.cost.labels_fixed and model.loss.kind == "margin"
-    res = entropic_robust_risk(model.torch_loss_fn(dtype, config.device), xt, yt, config.cost,
-                               config.rho, config.entropic, gen, switch, config.device)
-    diag = {"epsilon": res.epsilon, "sigma": res.sigma, "samples": res.samples,
-            "mean_weighted_cost": res.mean_weighted_cost, "backend": res.backend}
+    res = entropic_robust_risk(
+        model.torch_loss_fn(dtype, config.device),
+        xt,
+        yt,
+        config.cost,
+        config.rho,
+        config.entropic,
+        gen,
+        switch,
+        config.device,
+    )
+    diag = {
+        "epsilon": res.epsilon,
+        "sigma": res.sigma,
+        "samples": res.samples,
+        "mean_weighted_cost": res.mean_weighted_cost,
+        "backend": res.backend,
+    }
     return RiskReport(res.value, empirical, config.rho, res.lam, "entropic (Monte Carlo)", diag)
 
 
@@ -138,8 +160,18 @@ class _PhiOracle:
 
     def run(self, lam: float) -> InnerMaxResult:
         gen = self.torch.Generator().manual_seed(self.config.seed + self.calls)
-        res = inner_maximize(self.loss_fn, self.xt, self.yt, lam, self.config.cost, self.scale,
-                             self.config.inner, gen, self.warm, self.labels)
+        res = inner_maximize(
+            self.loss_fn,
+            self.xt,
+            self.yt,
+            lam,
+            self.config.cost,
+            self.scale,
+            self.config.inner,
+            gen,
+            self.warm,
+            self.labels,
+        )
         self.calls += 1
         if res.unbounded == 0:
             self.warm = res.maximisers
@@ -170,8 +202,10 @@ def _feasible_lambda_range(phi: _PhiOracle, lam_guess: float, rtol: float = 1e-7
             break
         hi *= 4.0
     else:
-        raise UsageError("no multiplier λ keeps the inner suprema finite",
-                         "use a Lipschitz loss or a cost with a larger power --q")
+        raise UsageError(
+            "no multiplier λ keeps the inner suprema finite",
+            "use a Lipschitz loss or a cost with a larger power --q",
+        )
     if math.isfinite(phi(0.0)):
         return 0.0, hi
     lo, top = 0.0, hi
@@ -184,14 +218,16 @@ def _feasible_lambda_range(phi: _PhiOracle, lam_guess: float, rtol: float = 1e-7
     return hi, top
 
 
-def general_robust_risk(model: Model, x, y, config: RiskConfig, empirical: float,
-                        on_progress: Callable | None = None) -> RiskReport:
+def general_robust_risk(
+    model: Model, x, y, config: RiskConfig, empirical: float, on_progress: Callable | None = None
+) -> RiskReport:
     """The dual of :mod:`dual` with Φ from projected gradient ascent (any torch model)."""
     phi = _PhiOracle(model, x, y, config, on_progress)
     grad_scale = _gradient_scale(phi)
     lam_min, lam_feasible = _feasible_lambda_range(phi, grad_scale)
-    sol = minimize_dual_by_slope(phi.with_slope, config.rho, lam_min=lam_min,
-                                 lam_scale=lam_feasible, rtol=1e-8)
+    sol = minimize_dual_by_slope(
+        phi.with_slope, config.rho, lam_min=lam_min, lam_scale=lam_feasible, rtol=1e-8
+    )
     final = phi.run(sol.lam)
     value = sol.lam * config.rho + float(np.mean(final.values))
     diag = {
@@ -203,8 +239,14 @@ def general_robust_risk(model: Model, x, y, config: RiskConfig, empirical: float
         "mean_transport": float(np.mean(final.transport)),
         "flipped_fraction": float(np.mean(final.flipped)),
     }
-    return RiskReport(min(value, sol.value) if math.isfinite(value) else sol.value, empirical,
-                      config.rho, sol.lam, "projected gradient ascent, 1-D dual", diag)
+    return RiskReport(
+        min(value, sol.value) if math.isfinite(value) else sol.value,
+        empirical,
+        config.rho,
+        sol.lam,
+        "projected gradient ascent, 1-D dual",
+        diag,
+    )
 
 
 def _gradient_scale(phi: _PhiOracle) -> float:

@@ -25,7 +25,9 @@ def is_classification(name: str) -> bool:
 def sample_synthetic(name: str, n: int, d: int, rng: np.random.Generator):
     """(X (n, d), y (n,)) from the named distribution."""
     if name not in SYNTHETIC:
-        raise UsageError(f"unknown synthetic data set {name!r}", f"use one of: {', '.join(SYNTHETIC)}")
+        raise UsageError(
+            f"unknown synthetic data set {name!r}", f"use one of: {', '.join(SYNTHETIC)}"
+        )
     if n < 1 or d < 1:
         raise UsageError(f"synthetic sizes n={n}, d={d} must be ≥ 1", "pass --n and --d ≥ 1")
     direction = np.full(d, 1.0 / np.sqrt(d))

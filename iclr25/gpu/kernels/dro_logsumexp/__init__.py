@@ -72,8 +72,13 @@ def hot_path_cases(quick: bool) -> list:
             return ours, reference
 
         return HotPathCase(
-            SPEC.name, f"n={n} m={m}", 7.0 * n * m, "torch.logsumexp + softmax", setup,
-            rtol=1e-4, atol=1e-4,
+            SPEC.name,
+            f"n={n} m={m}",
+            7.0 * n * m,
+            "torch.logsumexp + softmax",
+            setup,
+            rtol=1e-4,
+            atol=1e-4,
         )
 
     return [make(*size) for size in sizes]
