@@ -138,7 +138,7 @@ def sup_1d(loss: Loss, u: np.ndarray, mu: float, q: float, grid: int = 64, refin
 def _sup_kept(loss: Loss, u: np.ndarray, a: float, lam: float, q: float):
     """sup_{s≥0} ψ(u, s) − λ (s/a)^q: (values, argmax s)."""
     base = loss.value(u)
-    if a == 0.0:
+    if a == 0.0 or a**q == 0.0:  # a flat model (a^q underflows): moving x changes nothing
         return base, np.zeros_like(base)
     kind = _closed_form_kind(loss, q)
     mu = lam / a**q

@@ -222,8 +222,8 @@ def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
     fig, ax = plt.subplots(figsize=(6, 4))
     for d in ds:
         cov = [by[d, n].coverage for n in ns]
-        low = [by[d, n].coverage - by[d, n].coverage_ci[0] for n in ns]
-        high = [by[d, n].coverage_ci[1] - by[d, n].coverage for n in ns]
+        low = [max(by[d, n].coverage - by[d, n].coverage_ci[0], 0.0) for n in ns]
+        high = [max(by[d, n].coverage_ci[1] - by[d, n].coverage, 0.0) for n in ns]
         ax.errorbar(ns, cov, yerr=[low, high], marker="o", capsize=3, label=f"d = {d}")
     ax.axhline(result.target, color="k", ls="--", lw=1, label=f"1 − δ = {result.target:g}")
     ax.set(

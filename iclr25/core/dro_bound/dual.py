@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
 from iclr25.errors import RunFailure
@@ -126,8 +127,11 @@ def minimize_dual_by_slope(
     else:
         lo, hi = _bracket(slope, lo, scale, lam_guess)
         lam = hi if slope(hi) < 0.0 else brentq(slope, lo, hi, xtol=rtol * hi, rtol=1e-12)
-    value = lam * rho + ev(lam)[0]
-    return DualSolution(float(value), float(lam), float(lo), calls)
+    # the root is known to ±xtol: where g has a kink (a jump of g') take the best neighbour
+    candidates = [lam] + [c for c in (lam * (1 - 2 * rtol), lam * (1 + 2 * rtol)) if c >= lo]
+    values = [c * rho + ev(c)[0] for c in candidates]
+    best = int(np.argmin(values))
+    return DualSolution(float(values[best]), float(candidates[best]), float(lo), calls)
 
 
 def _bracket(

@@ -93,8 +93,8 @@ class MLPModel:
         import torch
 
         mods: list = []
-        for i, (w, b) in enumerate(self.layers):
-            lin = torch.nn.Linear(w.shape[1], w.shape[0])
+        for i, (w, b) in enumerate(self.layers):  # built in float64: no rounding of θ
+            lin = torch.nn.Linear(w.shape[1], w.shape[0], dtype=torch.float64)
             with torch.no_grad():
                 lin.weight.copy_(torch.as_tensor(w))
                 lin.bias.copy_(torch.as_tensor(b))

@@ -184,6 +184,14 @@ def resolve_loss(model: ModelSpec, prep: Prepared):
     return loss
 
 
+def _check_auto_radius(prep: Prepared, robust: RobustSpec) -> None:
+    if robust.rho is None and robust.certificate.radius_constant is None and prep.kind == "mlp":
+        raise UsageError(
+            "--rho auto for an MLP needs the constant c of ρ_n = c·√(log(1/δ)/n)",
+            "pass --radius-constant C (or a numeric --rho)",
+        )
+
+
 def _check_cost(cost: TransportCost, classification: bool) -> None:
     if not cost.labels_fixed and not classification:
         raise UsageError(
@@ -220,11 +228,7 @@ def resolve_radius(
     cert, n = robust.certificate, prep.data.n
     if cert.radius_constant is not None:
         return user_radius(cert, n)
-    if prep.kind == "mlp":
-        raise UsageError(
-            "--rho auto for an MLP needs the constant c of ρ_n = c·√(log(1/δ)/n)",
-            "pass --radius-constant C (or a numeric --rho)",
-        )
+    _check_auto_radius(prep, robust)
     rng = np.random.default_rng(robust.seed)
     start = 1.0 / math.sqrt(n)
     return bootstrap_radius(
@@ -363,6 +367,7 @@ def run_risk(
     prep = prepare(data, model_spec)
     loss = prep.loaded[0].loss if prep.loaded else resolve_loss(model_spec, prep)
     _check_cost(robust.cost, prep.classification)
+    _check_auto_radius(prep, robust)
     model, source = _given_model(prep, model_spec, robust, loss)
     est = resolve_radius(prep, robust, [model], None, on_progress)
     rho = est.rho if est is not None else robust.rho
@@ -403,6 +408,7 @@ def run_fit(
     prep = prepare(data, model_spec)
     loss = resolve_loss(model_spec, prep)
     _check_cost(robust.cost, prep.classification)
+    _check_auto_radius(prep, robust)
     est = resolve_radius(prep, robust, [], _refitter(prep, loss, robust), on_progress)
     rho = est.rho if est is not None else robust.rho
     model, objective, lam, solver, converged = _fit(
@@ -460,6 +466,7 @@ def run_certify(
     prep = prepare(data, model_spec)
     loss = prep.loaded[0].loss if prep.loaded else resolve_loss(model_spec, prep)
     _check_cost(robust.cost, prep.classification)
+    _check_auto_radius(prep, robust)
     if prep.loaded is not None:
         model, source = prep.loaded[0], f"loaded from {model_spec.load}"
         est = resolve_radius(prep, robust, [model], None, on_progress)
