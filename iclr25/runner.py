@@ -394,7 +394,9 @@ def with_common_options(fn: Callable) -> Callable:
     ``fn`` must take a keyword-only ``run: Run`` parameter. Used as a group callback, the
     wrapper does nothing when a subcommand follows (so the group can have a default action).
     """
-    sig = inspect.signature(fn)
+    # eval_str: resolve string annotations (``from __future__ import annotations``) in fn's
+    # module, or typer would look them up in this module and drop Option help and panels
+    sig = inspect.signature(fn, eval_str=True)
     own = [p for p in sig.parameters.values() if p.name != "run"]
     clash = (_COMMON_NAMES | {_CONTEXT_PARAM.name}) & {p.name for p in own}
     if clash:
@@ -424,7 +426,9 @@ def with_common_options(fn: Callable) -> Callable:
     keywords = [p for p in own if p.kind == keyword_only]
     extra = [*_COMMON_PARAMS, _CONTEXT_PARAM]
     wrapper.__signature__ = sig.replace(parameters=positional + keywords + extra)
-    hints = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "run"}
+    hints = {p.name: p.annotation for p in own if p.annotation is not inspect.Parameter.empty}
+    if sig.return_annotation is not inspect.Signature.empty:
+        hints["return"] = sig.return_annotation
     hints.update({p.name: p.annotation for p in extra})
     wrapper.__annotations__ = hints
     return wrapper
