@@ -6,7 +6,6 @@ and ERM models), ``certify`` (the radius ρ_n = c·√(log(1/δ)/n) and the boun
 and ``coverage`` (the synthetic experiment that measures how often the bound holds).
 """
 
-from __future__ import annotations
 
 import math
 from pathlib import Path

@@ -149,7 +149,9 @@ class _Problem:
         return grad + rg, hess + rh
 
 
-def _newton(problem: _Problem, v: np.ndarray, tau: float, max_steps: int = 100):
+def _newton(problem: _Problem, v: np.ndarray, tau: float, max_steps: int = 100,
+            tol: float = 1e-15):
+    """Damped Newton on F_τ until the Newton decrement is below ``tol``·(1 + |F|)."""
     f = problem.value(v, tau)
     steps = 0
     for steps in range(1, max_steps + 1):  # noqa: B007
@@ -162,7 +164,7 @@ def _newton(problem: _Problem, v: np.ndarray, tau: float, max_steps: int = 100):
         decrement = -float(g @ delta)
         if decrement < 0:  # not a descent direction (numerical): fall back to the gradient
             delta, decrement = -g, float(g @ g)
-        if decrement <= 1e-15 * (1.0 + abs(f)):
+        if decrement <= tol * (1.0 + abs(f)):
             return v, steps, True
         t = 1.0
         while t > 1e-16:
@@ -200,8 +202,10 @@ def solve_q1(
         w_norm = smooth_dual_norm(v[: problem.d], problem.r, taus[0])[0]
         v[-1] = max(init.lam if init and init.lam else 1.0, 2.0 * problem.lip * w_norm + 1.0)
     total, ok = 0, True
-    for tau in taus:
-        v, steps, ok = _newton(problem, v, tau)
+    for k, tau in enumerate(taus):
+        # intermediate stages only need to be as accurate as their own smoothing bias
+        tol = 1e-15 if k == len(taus) - 1 else 1e-3 * tau
+        v, steps, ok = _newton(problem, v, tau, tol=tol)
         total += steps
         if np.abs(v[: problem.d]).max(initial=0.0) > 1e8:
             ok = False  # the minimiser does not exist (e.g. separable data without robustness)

@@ -35,6 +35,7 @@ from iclr25.core.dro_bound.costs import TransportCost
 from iclr25.core.dro_bound.entropic import EntropicConfig, draw_reference, minimize_entropic_dual
 from iclr25.core.dro_bound.losses import Loss
 from iclr25.core.dro_bound.models import LinearModel
+from iclr25.core.dro_bound.threads import small_problem_threads
 from iclr25.errors import UsageError
 
 
@@ -62,6 +63,11 @@ class LinearFit:
 
 def fit_linear(X: np.ndarray, y: np.ndarray, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     """The robust (ρ > 0) or ERM (ρ = 0) linear/logistic model on (X (n, d), y (n,))."""
+    with small_problem_threads():
+        return _fit_linear(X, y, kind, loss, config)
+
+
+def _fit_linear(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     if config.entropic is not None and config.rho > 0:
         return _fit_entropic(X, y, kind, loss, config)
     q1_exact = _closed_form_kind(loss, config.cost.q) == "lipschitz"
@@ -198,9 +204,9 @@ def _logistic_like(loss: Loss) -> Loss:
 
 def _fit_entropic(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     """Joint L-BFGS over (w, b, λ) of the entropic objective with fixed samples."""
-    from iclr25.core.dro_bound.inner_max import torch_threads_for
+    import torch  # noqa: F401 - loaded so that its threads can be limited
 
-    with torch_threads_for(int(np.size(X)) * config.entropic.samples):
+    with small_problem_threads(int(np.size(X)) * config.entropic.samples):
         return _fit_entropic_torch(X, y, kind, loss, config)
 
 

@@ -26,9 +26,10 @@ import numpy as np
 
 from iclr25.core.dro_bound.costs import TransportCost
 from iclr25.core.dro_bound.entropic import EntropicConfig, draw_reference
-from iclr25.core.dro_bound.inner_max import _propose, feature_cost_torch, torch_threads_for
+from iclr25.core.dro_bound.inner_max import _propose, feature_cost_torch
 from iclr25.core.dro_bound.losses import Loss
 from iclr25.core.dro_bound.models import MLPModel
+from iclr25.core.dro_bound.threads import small_problem_threads
 from iclr25.errors import UsageError
 
 
@@ -90,7 +91,7 @@ def train_mlp(
 ) -> MLPFit:
     """ERM (ρ = 0), robust, or entropic-robust training (see the module docstring)."""
     samples = entropic.samples if entropic is not None else 2
-    with torch_threads_for(int(np.size(X)) * samples * max(config.hidden)):
+    with small_problem_threads(int(np.size(X)) * samples * max(config.hidden)):
         return _train(X, y, loss, rho, cost, config, entropic, on_progress)
 
 

@@ -25,7 +25,6 @@ Paper symbols: ``lam`` -> λ, ``cost`` -> c, candidates -> ζ, ``values`` -> φ_
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,26 +60,6 @@ class InnerMaxResult:
 
 
 LossFn = Callable[[object, object], object]  # (x (N, d), y (N,)) -> per-sample loss (N,)
-
-#: below this many tensor elements per operation, torch's intra-op threads only add
-#: synchronisation (measured 50× slower on a busy 2-core machine): run single-threaded
-SMALL_PROBLEM = 2_000_000
-
-
-@contextlib.contextmanager
-def torch_threads_for(elements: int):
-    """Run small problems with one torch thread; restore the previous setting after."""
-    import torch
-
-    before = torch.get_num_threads()
-    if elements < SMALL_PROBLEM and before > 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
-
 
 def feature_cost_torch(delta, cost: TransportCost):
     """‖Δ‖_p^q row-wise for a torch tensor Δ (N, d); differentiable away from Δ = 0."""

@@ -27,9 +27,9 @@ from iclr25.core.dro_bound.inner_max import (
     InnerMaxConfig,
     InnerMaxResult,
     inner_maximize,
-    torch_threads_for,
 )
 from iclr25.core.dro_bound.models import LinearModel, Model
+from iclr25.core.dro_bound.threads import small_problem_threads
 from iclr25.errors import UsageError
 
 
@@ -87,7 +87,7 @@ def robust_risk(
 ) -> RiskReport:
     """R_ρ(θ; P_n) (or R^ε_ρ with ``config.entropic``) of ``model`` on (x (n, d), y (n,))."""
     elements = int(np.size(x)) * (config.inner.starts + 1) * 2
-    with torch_threads_for(elements):
+    with small_problem_threads(elements):
         return _robust_risk(model, x, y, config, on_progress)
 
 
