@@ -149,8 +149,7 @@ class _Problem:
         return grad + rg, hess + rh
 
 
-def _newton(problem: _Problem, v: np.ndarray, tau: float, max_steps: int = 100,
-            tol: float = 1e-15):
+def _newton(problem: _Problem, v: np.ndarray, tau: float, max_steps: int = 100, tol: float = 1e-15):
     """Damped Newton on F_τ until the Newton decrement is below ``tol``·(1 + |F|)."""
     f = problem.value(v, tau)
     steps = 0

@@ -115,7 +115,8 @@ def _train(
     if rho == 0.0:
         step = _erm_step(loss_fn, xt, yt)
     elif entropic is not None:
-        step = _entropic_step(loss_fn, xt, yt, rho, cost, entropic, config.seed, nu)
+        switch = not cost.labels_fixed and loss.kind == "margin"
+        step = _entropic_step(loss_fn, xt, yt, rho, cost, entropic, config.seed, nu, switch)
     else:
         step = _robust_step(loss_fn, xt, yt, rho, cost, nu, config.inner_steps)
     value = math.nan
@@ -135,12 +136,13 @@ def _erm_step(loss_fn, xt, yt):
     return lambda: loss_fn(xt, yt).mean()
 
 
-def _entropic_step(loss_fn, xt, yt, rho, cost, entropic: EntropicConfig, seed: int, nu):
+def _entropic_step(
+    loss_fn, xt, yt, rho, cost, entropic: EntropicConfig, seed: int, nu, switch: bool
+):
     import torch
 
     n, d = xt.shape
     gen = torch.Generator().manual_seed(seed)
-    switch = not cost.labels_fixed and loss_fn is not None and bool((yt.abs() == 1).all())
     ref = draw_reference(
         xt, yt, cost, entropic.sigma_for(rho, cost, d), entropic.samples, gen, switch
     )

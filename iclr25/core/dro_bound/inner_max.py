@@ -61,6 +61,7 @@ class InnerMaxResult:
 
 LossFn = Callable[[object, object], object]  # (x (N, d), y (N,)) -> per-sample loss (N,)
 
+
 def feature_cost_torch(delta, cost: TransportCost):
     """‖Δ‖_p^q row-wise for a torch tensor Δ (N, d); differentiable away from Δ = 0."""
     import torch
