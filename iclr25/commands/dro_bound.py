@@ -6,239 +6,49 @@ and ERM models), ``certify`` (the radius ρ_n = c·√(log(1/δ)/n) and the boun
 and ``coverage`` (the synthetic experiment that measures how often the bound holds).
 """
 
-
-import math
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from iclr25.commands.dro_bound_options import (
+    MODEL_PANEL,
+    BootOpt,
+    ConstOpt,
+    DataOpt,
+    DeltaOpt,
+    DOpt,
+    EpochsOpt,
+    EpsOpt,
+    HiddenOpt,
+    HuberOpt,
+    ItersOpt,
+    KappaOpt,
+    LoadOpt,
+    LossOpt,
+    ModelOpt,
+    NOpt,
+    POpt,
+    QOpt,
+    RhoOpt,
+    SamplesOpt,
+    SigmaOpt,
+    SolverOpt,
+    StartsOpt,
+    StdOpt,
+    SyntheticOpt,
+    TargetOpt,
+    parse_float,
+    parse_ints,
+    specs,
+)
 from iclr25.demo import DemoStep
-from iclr25.errors import UsageError
 from iclr25.runner import Run, command
 
 NAME = "dro-bound"
 HELP = "Wasserstein-robust models and their certified risk bounds (risk, fit, certify, coverage)."
 
 app = typer.Typer(no_args_is_help=True, help=HELP)
-
-_DATA, _MODEL, _COST, _ROBUST = "Data", "Model", "Transport cost", "Radius and solver"
-
-DataOpt = Annotated[
-    Path | None, typer.Option("--data", help="CSV, Parquet or NPZ table.", rich_help_panel=_DATA)
-]
-TargetOpt = Annotated[
-    str, typer.Option("--target", help="Name of the target column.", rich_help_panel=_DATA)
-]
-SyntheticOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--synthetic",
-        help="Built-in data: gaussian-classes, linear-gaussian or linear-heavy.",
-        rich_help_panel=_DATA,
-    ),
-]
-NOpt = Annotated[int, typer.Option("--n", help="Synthetic sample size.", rich_help_panel=_DATA)]
-DOpt = Annotated[int, typer.Option("--d", help="Synthetic dimension.", rich_help_panel=_DATA)]
-StdOpt = Annotated[
-    bool,
-    typer.Option(
-        "--standardize",
-        help="Centre and scale features (costs are then in standardised units).",
-        rich_help_panel=_DATA,
-    ),
-]
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model", help="logistic, linear or mlp (default: from the data).", rich_help_panel=_MODEL
-    ),
-]
-LossOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--loss", help="logistic, hinge, ramp | squared, absolute, huber.", rich_help_panel=_MODEL
-    ),
-]
-HuberOpt = Annotated[
-    float, typer.Option("--huber-delta", help="Huber threshold.", rich_help_panel=_MODEL)
-]
-HiddenOpt = Annotated[
-    str, typer.Option("--hidden", help="MLP hidden widths, e.g. 32,32.", rich_help_panel=_MODEL)
-]
-EpochsOpt = Annotated[
-    int, typer.Option("--epochs", help="MLP training epochs.", rich_help_panel=_MODEL)
-]
-LoadOpt = Annotated[
-    Path | None,
-    typer.Option("--load", help="Model file from `fit --save`.", rich_help_panel=_MODEL),
-]
-POpt = Annotated[
-    float, typer.Option("--p", help="Feature norm ‖·‖_p (inf allowed).", rich_help_panel=_COST)
-]
-QOpt = Annotated[
-    float, typer.Option("--q", help="Cost power: ‖x − x'‖_p^q.", rich_help_panel=_COST)
-]
-KappaOpt = Annotated[
-    str,
-    typer.Option(
-        "--kappa", help="Label-switch cost κ (inf = labels fixed).", rich_help_panel=_COST
-    ),
-]
-RhoOpt = Annotated[
-    str,
-    typer.Option(
-        "--rho",
-        help="Radius ρ: a number, or auto (the certificate radius c·√(log(1/δ)/n)).",
-        rich_help_panel=_ROBUST,
-    ),
-]
-DeltaOpt = Annotated[
-    float, typer.Option("--delta", help="Failure probability δ.", rich_help_panel=_ROBUST)
-]
-ConstOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--radius-constant",
-        help="c in ρ_n = c·√(log(1/δ)/n) (default: bootstrap estimate).",
-        rich_help_panel=_ROBUST,
-    ),
-]
-BootOpt = Annotated[
-    int,
-    typer.Option("--bootstrap", help="Resamples for the estimate of c.", rich_help_panel=_ROBUST),
-]
-EpsOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--epsilon",
-        help="Entropic regularisation ε (default: none, exact robust risk).",
-        rich_help_panel=_ROBUST,
-    ),
-]
-SigmaOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--sigma", help="σ of the Gaussian reference (default ρ^(1/q)/√d).", rich_help_panel=_ROBUST
-    ),
-]
-SamplesOpt = Annotated[
-    int,
-    typer.Option("--samples", help="Monte Carlo samples per point (ε).", rich_help_panel=_ROBUST),
-]
-SolverOpt = Annotated[
-    str,
-    typer.Option(
-        "--solver",
-        help="auto, exact (linear models) or pga (projected gradient ascent).",
-        rich_help_panel=_ROBUST,
-    ),
-]
-StartsOpt = Annotated[
-    int, typer.Option("--starts", help="Ascent starts per sample (pga).", rich_help_panel=_ROBUST)
-]
-ItersOpt = Annotated[
-    int, typer.Option("--inner-iters", help="Max ascent iterations (pga).", rich_help_panel=_ROBUST)
-]
-
-
-def _float(text: str, option: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise UsageError(
-            f"{option} {text!r} is not a number", f"pass a number to {option}"
-        ) from None
-
-
-def _rho(text: str) -> float | None:
-    if text.strip().lower() == "auto":
-        return None
-    value = _float(text, "--rho")
-    if not (value >= 0) or not math.isfinite(value):
-        raise UsageError(f"--rho {text} is not a finite number ≥ 0", "pass ρ ≥ 0, or auto")
-    return value
-
-
-def _ints(text: str, option: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise UsageError(
-            f"{option} {text!r} is not a comma-separated list of integers",
-            f"e.g. {option} 50,200,800",
-        ) from None
-    if not values:
-        raise UsageError(f"{option} is empty", f"e.g. {option} 50,200,800")
-    return values
-
-
-def _specs(
-    run: Run,
-    *,
-    data,
-    target,
-    synthetic,
-    n,
-    d,
-    standardize,
-    model,
-    loss,
-    huber_delta,
-    hidden,
-    epochs,
-    load,
-    p,
-    q,
-    kappa,
-    rho,
-    delta,
-    radius_constant,
-    bootstrap,
-    epsilon,
-    sigma,
-    samples,
-    solver,
-    starts,
-    inner_iters,
-    coef=None,
-    intercept=0.0,
-):
-    from iclr25.core.dro_bound.certificate import CertificateConfig
-    from iclr25.core.dro_bound.costs import TransportCost
-    from iclr25.core.dro_bound.entropic import EntropicConfig
-    from iclr25.core.dro_bound.fit_mlp import MLPConfig
-    from iclr25.core.dro_bound.inner_max import InnerMaxConfig
-    from iclr25.core.dro_bound.pipeline import DataSpec, ModelSpec, RobustSpec
-
-    if n < 1 or d < 1:
-        raise UsageError(f"--n {n} / --d {d} must be at least 1", "pass positive sizes")
-    if starts < 1 or inner_iters < 1:
-        raise UsageError("--starts and --inner-iters must be at least 1", "e.g. --starts 5")
-    data_spec = DataSpec(data, target, synthetic, n, d, standardize, run.seed)
-    coef_values = None if coef is None else tuple(_float(v, "--coef") for v in coef.split(","))
-    model_spec = ModelSpec(
-        model,
-        loss,
-        huber_delta,
-        load,
-        coef_values,
-        intercept,
-        MLPConfig(_ints(hidden, "--hidden"), epochs, seed=run.seed),
-    )
-    robust = RobustSpec(
-        rho=_rho(rho),
-        cost=TransportCost(p, q, _float(kappa, "--kappa")),
-        entropic=None if epsilon is None else EntropicConfig(epsilon, sigma, samples),
-        solver=solver,
-        inner=InnerMaxConfig(starts=starts, max_iter=inner_iters),
-        certificate=CertificateConfig(delta, radius_constant, bootstrap),
-        device=run.device.kind,
-        seed=run.seed,
-    )
-    if solver not in ("auto", "exact", "pga"):
-        raise UsageError(f"--solver {solver!r} is unknown", "use auto, exact or pga")
-    return data_spec, model_spec, robust
 
 
 def _render_risk(console, results) -> None:
@@ -334,11 +144,13 @@ def risk(
     coef: Annotated[
         str | None,
         typer.Option(
-            "--coef", help="A linear model's coefficients, comma-separated.", rich_help_panel=_MODEL
+            "--coef",
+            help="A linear model's coefficients, comma-separated.",
+            rich_help_panel=MODEL_PANEL,
         ),
     ] = None,
     intercept: Annotated[
-        float, typer.Option("--intercept", help="Its intercept.", rich_help_panel=_MODEL)
+        float, typer.Option("--intercept", help="Its intercept.", rich_help_panel=MODEL_PANEL)
     ] = 0.0,
     hidden: HiddenOpt = "32",
     epochs: EpochsOpt = 300,
@@ -361,7 +173,7 @@ def risk(
     """Robust risk R_ρ(θ; P_n) of a model (--load, --coef, or ERM) on data, by its dual."""
     from iclr25.core.dro_bound.pipeline import run_risk
 
-    specs = _specs(
+    parsed = specs(
         run,
         data=data,
         target=target,
@@ -392,9 +204,9 @@ def risk(
         intercept=intercept,
     )
     with run.progress("dual evaluations") as advance, run.timer("risk_s"):
-        results = run_risk(*specs, on_progress=advance)
+        results = run_risk(*parsed, on_progress=advance)
     _warn_convergence(run, results.get("diagnostics", {}))
-    run.finish(results, _config(specs), _render_risk)
+    run.finish(results, _config(parsed), _render_risk)
 
 
 FIT_KEYS = (
@@ -423,7 +235,7 @@ def fit(
         typer.Option(
             "--save",
             help="Write the fitted model to this JSON file (never overwritten).",
-            rich_help_panel=_MODEL,
+            rich_help_panel=MODEL_PANEL,
         ),
     ] = None,
     p: POpt = 2.0,
@@ -445,7 +257,7 @@ def fit(
     """Fit a Wasserstein-robust model (jointly over θ and λ) and the ERM model."""
     from iclr25.core.dro_bound.pipeline import run_fit
 
-    specs = _specs(
+    parsed = specs(
         run,
         data=data,
         target=target,
@@ -474,10 +286,10 @@ def fit(
         inner_iters=inner_iters,
     )
     with run.progress("fitting") as advance, run.timer("fit_s"):
-        results = run_fit(*specs, save=save, on_progress=advance)
+        results = run_fit(*parsed, save=save, on_progress=advance)
     if not results["converged"]:
         run.warn("the solver stopped before convergence: the fitted model may be inaccurate")
-    run.finish(results, {**_config(specs), "save": save}, _render_fit)
+    run.finish(results, {**_config(parsed), "save": save}, _render_fit)
 
 
 CERTIFY_KEYS = (
@@ -521,7 +333,7 @@ def certify(
     """The radius ρ_n = c·√(log(1/δ)/n) and the statement "true risk ≤ robust risk"."""
     from iclr25.core.dro_bound.pipeline import run_certify
 
-    specs = _specs(
+    parsed = specs(
         run,
         data=data,
         target=target,
@@ -550,13 +362,13 @@ def certify(
         inner_iters=inner_iters,
     )
     with run.progress("bootstrap of the radius") as advance, run.timer("certify_s"):
-        results = run_certify(*specs, on_progress=advance)
+        results = run_certify(*parsed, on_progress=advance)
     if results.get("bound_holds") is False:
         run.warn(
             "on this synthetic sample the true risk exceeds the robust risk (this happens "
             f"with probability up to δ = {results['delta']:g} when c is right)"
         )
-    run.finish(results, _config(specs), _render_certify)
+    run.finish(results, _config(parsed), _render_certify)
 
 
 COVERAGE_KEYS = (
@@ -601,14 +413,14 @@ def coverage(
 
     config = CoverageConfig(
         distribution,
-        _ints(n_grid, "--n-grid"),
-        _ints(d_grid, "--d-grid"),
+        parse_ints(n_grid, "--n-grid"),
+        parse_ints(d_grid, "--d-grid"),
         trials,
         delta,
         radius_constant,
         bootstrap,
         test_size,
-        TransportCost(p, q, _float(kappa, "--kappa")),
+        TransportCost(p, q, parse_float(kappa, "--kappa")),
         loss,
         run.seed,
     )
@@ -671,8 +483,8 @@ def _warn_convergence(run: Run, diagnostics: dict) -> None:
         )
 
 
-def _config(specs) -> dict:
-    data_spec, model_spec, robust = specs
+def _config(parsed) -> dict:
+    data_spec, model_spec, robust = parsed
     return {"data": data_spec, "model": model_spec, "robust": robust}
 
 
