@@ -213,16 +213,24 @@ def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     ds = sorted({c.d for c in result.cells})
     ns = sorted({c.n for c in result.cells})
     by = {(c.d, c.n): c for c in result.cells}
-    figs = []
+    return [
+        ("coverage_vs_n", _plot_coverage_vs_n(result, ds, ns, by)),
+        ("gap_vs_n", _plot_gap_vs_n(ds, ns, by)),
+        ("coverage_vs_d", _plot_coverage_vs_d(result, ds, ns, by)),
+    ]
 
-    def ticks(ax, values):  # the grid values themselves, no log-scale minor labels
-        ax.minorticks_off()
-        ax.set_xticks(values, [str(v) for v in values])
+
+def _ticks(ax, values) -> None:
+    """The grid values themselves as ticks, without log-scale minor labels."""
+    ax.minorticks_off()
+    ax.set_xticks(values, [str(v) for v in values])
+
+
+def _plot_coverage_vs_n(result: CoverageResult, ds, ns, by):
+    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for d in ds:
@@ -238,9 +246,14 @@ def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
         ylim=(0, 1.02),
         title="P(robust empirical risk ≥ true risk)",
     )
-    ticks(ax, ns)
+    _ticks(ax, ns)
     ax.legend()
-    figs.append(("coverage_vs_n", fig))
+    return fig
+
+
+def _plot_gap_vs_n(ds, ns, by):
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 4))
     for d in ds:  # linear scale: a negative mean gap (the bound failing) must stay visible
         ax.plot(ns, [by[d, n].mean_gap for n in ns], marker="o", label=f"d = {d}")
@@ -251,9 +264,14 @@ def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
     ax.set(
         xscale="log", xlabel="n", ylabel="mean (robust − true risk)", title="the gap of the bound"
     )
-    ticks(ax, ns)
+    _ticks(ax, ns)
     ax.legend()
-    figs.append(("gap_vs_n", fig))
+    return fig
+
+
+def _plot_coverage_vs_d(result: CoverageResult, ds, ns, by):
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 4))
     for n in ns:
         ax.plot(ds, [by[d, n].coverage for d in ds], marker="o", label=f"n = {n}")
@@ -265,7 +283,6 @@ def coverage_plots(result: CoverageResult) -> list[tuple[str, object]]:
         ylim=(0, 1.02),
         title="coverage vs dimension at ρ = c·√(log(1/δ)/n)",
     )
-    ticks(ax, ds)
+    _ticks(ax, ds)
     ax.legend()
-    figs.append(("coverage_vs_d", fig))
-    return figs
+    return fig

@@ -417,19 +417,14 @@ def run_fit(
     if objective is None or prep.kind == "mlp":  # re-evaluate with the converged dual
         report = _risk_report(model, prep, rho, robust)
         objective, lam = report.robust_risk, report.lam
-    erm, erm_obj, *_ = _fit(prep, loss, 0.0, robust, model_spec.mlp)
-    erm_emp = float(np.mean(erm.losses(prep.data.X, prep.data.y)))
-    erm_robust = _risk_report(erm, prep, rho, robust).robust_risk if rho > 0 else erm_emp
+    erm, erm_block = _erm(prep, loss, rho, robust, model_spec.mlp)
     out = {
         "robust_objective": objective,
         "lambda": lam,
         "rho": rho,
         "empirical_risk": float(np.mean(model.losses(prep.data.X, prep.data.y))),
         **model_summary(model),
-        "erm_objective": erm_emp,
-        "erm_robust_risk": erm_robust,
-        "erm_coefficients": model_summary(erm).get("coefficients"),
-        "erm_intercept": model_summary(erm).get("intercept"),
+        **erm_block,
         "solver": solver,
         "converged": converged,
         "radius": _radius_block(est, rho, robust.certificate.delta),
@@ -445,18 +440,30 @@ def run_fit(
     if truth is not None:
         out["true_risk"], out["erm_true_risk"] = truth, true_risk(erm, data, prep)
     if save is not None:
-        from iclr25.core.dro_bound.models import save_model
-
-        training = {
-            "rho": rho,
-            "cost": robust.cost.as_dict(),
-            "robust_objective": objective,
-            "solver": solver,
-            "data": data_summary(prep.data),
-        }
-        save_model(Path(save), model, _model_info(prep, training))
+        _save(Path(save), model, prep, out)
         out["saved_to"] = str(save)
     return out
+
+
+def _erm(prep: Prepared, loss, rho: float, robust: RobustSpec, mlp: MLPConfig):
+    """The ERM model and its result fields (empirical and robust risk at the same ρ)."""
+    erm = _fit(prep, loss, 0.0, robust, mlp)[0]
+    emp = float(np.mean(erm.losses(prep.data.X, prep.data.y)))
+    robust_risk_value = _risk_report(erm, prep, rho, robust).robust_risk if rho > 0 else emp
+    summary = model_summary(erm)
+    return erm, {
+        "erm_objective": emp,
+        "erm_robust_risk": robust_risk_value,
+        "erm_coefficients": summary.get("coefficients"),
+        "erm_intercept": summary.get("intercept"),
+    }
+
+
+def _save(path: Path, model: Model, prep: Prepared, out: dict) -> None:
+    from iclr25.core.dro_bound.models import save_model
+
+    training = {k: out[k] for k in ("rho", "cost", "robust_objective", "solver", "data")}
+    save_model(path, model, _model_info(prep, training))
 
 
 def run_certify(
