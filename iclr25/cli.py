@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpu_bench",
     "style_check",
     "carbon_report",
+    "dro_bound",
 )
 
 

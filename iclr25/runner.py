@@ -427,31 +427,16 @@ def _run_command(fn: Callable, args: tuple, kwargs: dict, common: CommonOptions,
     return result
 
 
-def _resolved_annotations(fn: Callable) -> dict[str, Any]:
-    """``fn``'s annotations as objects, ``Annotated`` metadata kept. Under
-    ``from __future__ import annotations`` they are strings, and typer would then drop the
-    ``typer.Option(...)`` inside them (help, names, panels) without a word."""
-    import typing
-
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # an unresolvable name: keep the raw annotations
-        return {}
-
-
 def with_common_options(fn: Callable) -> Callable:
     """Append the common options to ``fn``'s signature and run it inside the contract.
 
     ``fn`` must take a keyword-only ``run: Run`` parameter. Used as a group callback, the
     wrapper does nothing when a subcommand follows (so the group can have a default action).
     """
-    sig = inspect.signature(fn)
-    resolved = _resolved_annotations(fn)
-    own = [
-        p.replace(annotation=resolved.get(p.name, p.annotation))
-        for p in sig.parameters.values()
-        if p.name != "run"
-    ]
+    # eval_str: resolve string annotations (``from __future__ import annotations``) in fn's
+    # module, or typer would look them up in this module and drop Option help and panels
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "run"]
     clash = (_COMMON_NAMES | {_CONTEXT_PARAM.name}) & {p.name for p in own}
     if clash:
         raise TypeError(f"{fn.__name__} redefines common options {sorted(clash)}")
@@ -480,8 +465,9 @@ def with_common_options(fn: Callable) -> Callable:
     keywords = [p for p in own if p.kind == keyword_only]
     extra = [*_COMMON_PARAMS, _CONTEXT_PARAM]
     wrapper.__signature__ = sig.replace(parameters=positional + keywords + extra)
-    hints = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "run"}
-    hints.update({k: v for k, v in resolved.items() if k != "run"})
+    hints = {p.name: p.annotation for p in own if p.annotation is not inspect.Parameter.empty}
+    if sig.return_annotation is not inspect.Signature.empty:
+        hints["return"] = sig.return_annotation
     hints.update({p.name: p.annotation for p in extra})
     wrapper.__annotations__ = hints
     return wrapper

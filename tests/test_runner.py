@@ -165,3 +165,34 @@ def test_exit_code_set_by_command_applies_after_output_is_written(tmp_path: Path
     assert result.exit_code == 3, result.output
     assert json.loads(result.stdout)["results"] == {"exit_code": 3}
     assert json.loads((out / "result.json").read_text())["results"]["exit_code"] == 3
+
+
+def test_string_annotations_keep_option_help(tmp_path, monkeypatch):
+    """A command module with ``from __future__ import annotations`` (string annotations,
+    Annotated aliases defined in that module) keeps its options' help and panels."""
+    module = tmp_path / "futcmd.py"
+    module.write_text(
+        "from __future__ import annotations\n"
+        "from typing import Annotated\n"
+        "import typer\n"
+        "from iclr25.runner import Run, command\n"
+        "app = typer.Typer()\n"
+        "NOpt = Annotated[int, typer.Option('--n', help='how many things',"
+        " rich_help_panel='Panel X')]\n"
+        "@command(app, 'draw')\n"
+        "def draw(n: NOpt = 3, *, run: Run) -> None:\n"
+        "    run.finish({'n': n})\n"
+        "@command(app, 'other')\n"
+        "def other(*, run: Run) -> None:\n"
+        "    run.finish({})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    futcmd = importlib.import_module("futcmd")
+    help_text = runner.invoke(futcmd.app, ["draw", "--help"]).output
+    assert "how many things" in help_text
+    assert "Panel X" in help_text
+    result = runner.invoke(futcmd.app, ["draw", "--n", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["results"] == {"n": 5}

@@ -1,0 +1,110 @@
+"""Entropic robust risk: the log-sum-exp paths against their reference, and the ε -> 0
+limit against the exact robust risk."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from iclr25.core.dro_bound.costs import TransportCost
+from iclr25.core.dro_bound.entropic import EntropicConfig, minimize_entropic_dual
+from iclr25.core.dro_bound.losses import get_loss
+from iclr25.core.dro_bound.models import LinearModel
+from iclr25.core.dro_bound.risk import RiskConfig, robust_risk
+from iclr25.errors import RunFailure, UsageError
+from iclr25.gpu.kernels.dro_logsumexp import lse_rows_cuda, lse_rows_reference, lse_rows_torch
+from iclr25.testing import assert_close
+
+SHAPES = [(1, 1), (5, 7), (33, 257), (3, 1000), (0, 4), (4, 0)]
+
+
+def _inputs(n, m, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(scale=3.0, size=(n, m)), rng.exponential(size=(n, m))
+
+
+def test_reference_known_answer():
+    """Two samples with (L − λC)/ε = 0 and log 3: log mean exp = log 2; weights 1/4, 3/4."""
+    L = np.array([[0.0, math.log(3.0)]])
+    C = np.array([[1.0, 5.0]])
+    lse, wc = lse_rows_reference(L, C, 0.0, 1.0)
+    assert_close(lse, np.array([math.log(2.0)]))
+    assert_close(wc, np.array([0.25 * 1.0 + 0.75 * 5.0]))
+
+
+@pytest.mark.parametrize("n,m", SHAPES)
+@pytest.mark.parametrize("lam,eps", [(0.0, 1.0), (0.7, 0.01), (3.0, 1e-4)])
+def test_torch_path_matches_reference(n, m, lam, eps):
+    L, C = _inputs(n, m)
+    lse, wc = lse_rows_torch(torch.as_tensor(L), torch.as_tensor(C), lam, eps)
+    ref_lse, ref_wc = lse_rows_reference(L, C, lam, eps)
+    assert_close(lse.numpy(), ref_lse, rtol=1e-12, atol=1e-10)
+    assert_close(wc.numpy(), ref_wc, rtol=1e-12, atol=1e-10)
+
+
+def test_extreme_values_do_not_overflow():
+    L = np.array([[1e4, -1e4, 0.0]])
+    C = np.zeros((1, 3))
+    lse, wc = lse_rows_torch(torch.as_tensor(L), torch.as_tensor(C), 0.0, 1e-3)
+    assert np.isfinite(lse.numpy()).all()
+    assert lse.item() == pytest.approx(1e7 - math.log(3.0))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n,m", SHAPES + [(20000, 512), (7, 4099)])
+def test_cuda_kernel_matches_reference(n, m):
+    import cupy as cp
+
+    L, C = _inputs(n, m, seed=n + m)
+    for lam, eps in [(0.0, 1.0), (0.7, 0.05), (2.0, 0.01)]:
+        lse, wc = lse_rows_cuda(cp.asarray(L), cp.asarray(C), lam, eps)
+        ref_lse, ref_wc = lse_rows_reference(L.astype(np.float32), C.astype(np.float32), lam, eps)
+        assert_close(cp.asnumpy(lse), ref_lse, rtol=1e-4, atol=1e-3)
+        assert_close(cp.asnumpy(wc), ref_wc, rtol=1e-4, atol=1e-4)
+
+
+def test_dual_minimiser_is_stationary():
+    L, C = _inputs(50, 64)
+    rho, eps = 0.5, 0.1
+    value, lam, wc, _ = minimize_entropic_dual(torch.as_tensor(L), torch.as_tensor(C), rho, eps)
+    assert lam > 0
+    assert wc == pytest.approx(rho, rel=1e-8)  # g'(λ*) = ρ − mean weighted cost = 0
+
+    def g(x):
+        lse, _ = lse_rows_reference(L, C, x, eps)
+        return x * rho + eps * lse.mean()
+
+    assert value == pytest.approx(g(lam), rel=1e-10)
+    assert value <= min(g(lam * 0.99), g(lam * 1.01))
+
+
+@pytest.mark.parametrize("kappa", [math.inf, 1.0])
+def test_entropic_tends_to_the_unregularised_risk(kappa):
+    """As ε -> 0 (with many samples) R^ε_ρ -> R_ρ; the gap shrinks with ε."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 1))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=20) > 0, 1.0, -1.0)
+    model = LinearModel("logistic", get_loss("logistic"), np.array([1.5]), 0.1)
+    cost = TransportCost(2.0, 2.0, kappa)
+    exact = robust_risk(model, X, y, RiskConfig(0.1, cost)).robust_risk
+    gaps = []
+    for eps in (0.1, 0.01, 1e-4):
+        ent = EntropicConfig(eps, sigma=0.5, samples=20000)
+        gaps.append(
+            abs(robust_risk(model, X, y, RiskConfig(0.1, cost, entropic=ent)).robust_risk - exact)
+        )
+    assert gaps[0] > gaps[1] > gaps[2]
+    assert gaps[2] < 1e-3 * exact
+
+
+def test_entropic_needs_positive_radius_and_close_samples(make_clf):
+    X, y = make_clf(n=20)
+    model = LinearModel("logistic", get_loss("logistic"), np.array([1.0, 0.0, 0.0]), 0.0)
+    with pytest.raises(UsageError, match="ρ > 0"):
+        robust_risk(model, X, y, RiskConfig(0.0, entropic=EntropicConfig(0.1)))
+    far = EntropicConfig(0.1, sigma=50.0, samples=4)
+    with pytest.raises(RunFailure, match="--sigma"):
+        robust_risk(model, X, y, RiskConfig(0.01, entropic=far))
