@@ -25,6 +25,7 @@ def run_compare_command(
 ) -> None:
     import dataclasses
 
+    from iclr25.commands._diffusion_at_train import limit_threads
     from iclr25.commands.diffusion_at import _build_config
     from iclr25.core.diffusion_at.adversarial import ATConfig
     from iclr25.core.diffusion_at.compare import CompareConfig, run_compare
@@ -34,6 +35,7 @@ def run_compare_command(
 
     spec = data or "8gaussians"
     dataset = load_dataset(spec, opts.get("image_size"))
+    limit_threads(dataset.kind)
     if quick:
         opts = {**opts, "steps": opts.get("steps") or QUICK["steps"]}
         n = n or QUICK["n"]

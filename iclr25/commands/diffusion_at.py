@@ -156,6 +156,23 @@ def _choice(value: str | None, name: str, choices: tuple[str, ...]) -> None:
     )
 
 
+def check_data(spec: str | None) -> None:
+    """Fail fast (before importing torch) on a --data that names nothing."""
+    from iclr25.core.diffusion_at.names import DATASETS
+    from iclr25.errors import InputError
+
+    if spec is None or spec in DATASETS or Path(spec).expanduser().exists():
+        return
+    if "/" not in spec and not spec.endswith(".npy"):
+        raise InputError(
+            f"unknown data set {spec!r}",
+            f"use one of {', '.join(DATASETS)}, a .npy file or an image folder",
+        )
+    raise InputError(
+        f"{spec}: no such file or folder", f"check the path, or use one of {', '.join(DATASETS)}"
+    )
+
+
 def _positive(value, name: str, minimum: float = 1) -> None:
     require(
         value is None or value >= minimum,
@@ -166,15 +183,13 @@ def _positive(value, name: str, minimum: float = 1) -> None:
 
 def _validate(opts: dict, need_teacher: bool = True) -> None:
     """One-line option checks shared by train and compare (before any heavy work)."""
-    from iclr25.core.diffusion_at.adversarial import METHODS, NORMS, TARGETS
-    from iclr25.core.diffusion_at.schedules import SCHEDULES
-    from iclr25.core.diffusion_at.training import OBJECTIVES
+    from iclr25.core.diffusion_at.names import AT_METHODS, AT_TARGETS, NORMS, OBJECTIVES, SCHEDULES
 
     _choice(opts.get("objective"), "--objective", OBJECTIVES)
     _choice(opts.get("schedule"), "--schedule", SCHEDULES)
-    _choice(opts.get("method"), "--at", METHODS)
+    _choice(opts.get("method"), "--at", AT_METHODS)
     _choice(opts.get("norm"), "--norm", NORMS)
-    _choice(opts.get("target"), "--at-target", TARGETS)
+    _choice(opts.get("target"), "--at-target", AT_TARGETS)
     alpha = opts.get("alpha")
     require(
         alpha is None or alpha >= 0,
@@ -354,6 +369,7 @@ def train(
         "target": at_target,
     }
     _validate(opts)
+    check_data(data)
     _positive(checkpoint_every, "--checkpoint-every")
     run_train(run, data, opts, checkpoint_dir, checkpoint_every, resume)
 
@@ -440,6 +456,7 @@ def evaluate(
     _positive(n, "--n", 2)
     _positive(n_reference, "--n-reference", 2)
     _positive(mismatch_nfe, "--mismatch-nfe", 0)
+    check_data(data)
     nfe_list = _parse_nfe_list(nfe) if nfe is not None else None
     run_eval(run, checkpoint, data, sampler, nfe_list, n, n_reference, mismatch_nfe, weights)
 
@@ -513,6 +530,7 @@ def compare(
         "target": at_target,
     }
     _validate(opts, need_teacher=False)  # compare trains a teacher per seed for cd
+    check_data(data)
     require(at != "none", "--at none leaves nothing to compare", "pass --at free, fgsm or pgd")
     _positive(seeds, "--seeds")
     _positive(n, "--n", 2)

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 
 import torch
 
-METHODS = ("none", "fgsm", "pgd", "free")
-NORMS = ("l2", "linf")
-TARGETS = ("eps", "x0")
+from iclr25.core.diffusion_at.names import AT_METHODS as METHODS
+from iclr25.core.diffusion_at.names import AT_TARGETS as TARGETS
+from iclr25.core.diffusion_at.names import NORMS
 
 
 @dataclass(frozen=True)

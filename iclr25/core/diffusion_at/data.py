@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr25.core.diffusion_at.names import DATASETS as BUILTIN_DATASETS
 from iclr25.errors import InputError
 
 TOY_DATASETS = ("8gaussians", "swissroll", "checkerboard")
-BUILTIN_DATASETS = (*TOY_DATASETS, "digits")
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 DEFAULT_IMAGE_SIZE = 16
 

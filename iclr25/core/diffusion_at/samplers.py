@@ -28,9 +28,9 @@ import torch
 from torch import nn
 
 from iclr25.core.diffusion_at.consistency import ConsistencyParam
+from iclr25.core.diffusion_at.names import SAMPLERS
 from iclr25.core.diffusion_at.schedules import NoiseSchedule
 
-SAMPLERS = ("ddim", "ddpm", "cm")
 CM_MID_S = 0.8
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-SCHEDULES = ("linear", "cosine")
+from iclr25.core.diffusion_at.names import SCHEDULES
 
 
 def linear_betas(num_steps: int, max_beta: float = 0.999) -> np.ndarray:

@@ -36,8 +36,6 @@ from torch import nn
 from iclr25.core.diffusion_at.adversarial import ATConfig, free_update, search_delta
 from iclr25.core.diffusion_at.models import ModelSpec, build_model
 
-OBJECTIVES = ("ddpm", "ct", "cd")
-
 
 @dataclass(frozen=True)
 class TrainConfig:
