@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from iclr25.runner import Run
 
-QUICK = {"steps": 1000, "seeds": 3, "nfe": [3, 5, 10, 20], "n": 1000, "w2_subsample": 500}
+QUICK = {"steps": 800, "seeds": 3, "nfe": [3, 5, 10, 20], "n": 800, "w2_subsample": 400}
 
 
 def _sampler_specs(config, sampler: str | None, nfe_list, quick: bool) -> list:
@@ -28,7 +28,7 @@ def run_compare_command(
     from iclr25.commands._diffusion_at_train import limit_threads
     from iclr25.commands.diffusion_at import _build_config
     from iclr25.core.diffusion_at.adversarial import ATConfig
-    from iclr25.core.diffusion_at.compare import CompareConfig, run_compare
+    from iclr25.core.diffusion_at.compare import CompareConfig, run_compare, steps_per_seed
     from iclr25.core.diffusion_at.data import load_dataset
     from iclr25.core.diffusion_at.evaluation import EvalConfig
     from iclr25.core.diffusion_at.samplers import SamplerSpec
@@ -55,11 +55,10 @@ def run_compare_command(
         samplers=tuple(specs),
         eval=EvalConfig(n or 2000, n or 2000, w2, seed=run.seed),
         mismatch=mismatch,
-        mismatch_n=min(n or 2000, 1000),
+        mismatch_n=400 if quick else min(n or 2000, 1000),
     )
-    runs_per_seed = 3 if base.objective == "cd" else 2
     with (
-        run.progress("compare", total=seeds * runs_per_seed * base.steps) as advance,
+        run.progress("compare", total=seeds * steps_per_seed(base)) as advance,
         run.timer("compare_s"),
     ):
         results, artifacts = run_compare(config, dataset, run.device.kind, advance)

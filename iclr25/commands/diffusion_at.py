@@ -138,6 +138,14 @@ ReplayOpt = Annotated[
         rich_help_panel=_AT,
     ),
 ]
+AtStartOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--at-start",
+        help="First step with AT; earlier steps are plain (AT as fine-tuning) (default: 0).",
+        rich_help_panel=_AT,
+    ),
+]
 TargetOpt = Annotated[
     str | None,
     typer.Option(
@@ -212,6 +220,7 @@ def _validate(opts: dict, need_teacher: bool = True) -> None:
     ):
         _positive(opts.get(key), flag)
     _positive(opts.get("cm_grid"), "--cm-grid", 2)
+    _positive(opts.get("at_start"), "--at-start", 0)
     lr = opts.get("lr")
     require(lr is None or lr > 0, f"--lr must be > 0, got {lr}", "pass e.g. --lr 1e-3")
     if opts.get("objective") == "cd" and need_teacher:
@@ -235,6 +244,7 @@ def _build_config(opts: dict, dataset, base=None, data_spec: str | None = None):
     top = {
         k: opts.get(k)
         for k in (
+            "at_start",
             "objective",
             "steps",
             "batch_size",
@@ -335,6 +345,7 @@ def train(
     pgd_steps: PgdOpt = None,
     free_replays: ReplayOpt = None,
     at_target: TargetOpt = None,
+    at_start: AtStartOpt = None,
     checkpoint_dir: Annotated[
         Path | None,
         typer.Option(help="Write full training state every --checkpoint-every steps here."),
@@ -367,6 +378,7 @@ def train(
         "pgd_steps": pgd_steps,
         "free_replays": free_replays,
         "target": at_target,
+        "at_start": at_start,
     }
     _validate(opts)
     check_data(data)
@@ -489,7 +501,7 @@ def compare(
         int | None, typer.Option(help="NFE of the mismatch curves (0 = skip) (default: 10; cm: 2).")
     ] = None,
     quick: Annotated[
-        bool, typer.Option(help="Demo size: 1000 steps, 3 seeds, NFE 3,5,10,20, 1000 samples.")
+        bool, typer.Option(help="Demo size: 800 steps, 3 seeds, NFE 3,5,10,20, 800 samples.")
     ] = False,
     batch_size: BatchOpt = None,
     lr: LrOpt = None,
@@ -505,6 +517,7 @@ def compare(
     pgd_steps: PgdOpt = None,
     free_replays: ReplayOpt = None,
     at_target: TargetOpt = None,
+    at_start: AtStartOpt = None,
     *,
     run: Run,
 ) -> None:
@@ -528,6 +541,7 @@ def compare(
         "pgd_steps": pgd_steps,
         "free_replays": free_replays,
         "target": at_target,
+        "at_start": at_start,
     }
     _validate(opts, need_teacher=False)  # compare trains a teacher per seed for cd
     check_data(data)

@@ -278,4 +278,4 @@ def test_quick_compare_is_the_demo(tmp_path):
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)["results"]
     assert [row["nfe"] for row in results["per_nfe"]] == [3, 5, 10, 20]
-    assert results["seeds"] == [0, 1, 2] and results["steps"] == 1000
+    assert results["seeds"] == [0, 1, 2] and results["steps"] == 800

@@ -123,6 +123,13 @@ def restore_state(ckpt: Checkpoint, config: TrainConfig, device: str = "cpu") ->
     return TrainState(model, ema, optimizer, gen, ckpt.step, losses, carry or None)
 
 
+def clone_state(state: TrainState, config: TrainConfig, device: str = "cpu") -> TrainState:
+    """An independent copy of ``state`` (through the checkpoint tensors, in memory)."""
+    return restore_state(
+        Checkpoint(Path("<memory>"), config, state.step, state_tensors(state)), config, device
+    )
+
+
 def _flatten(data: dict, prefix: str = "") -> dict:
     out = {}
     for key, value in data.items():

@@ -2,9 +2,11 @@
 
 For every seed s the baseline (no AT) and the AT run start from the same initial weights
 and the same data/noise generator (both seeded with s) and take the same number of
-optimiser steps. Each is sampled at every NFE of the sweep with the same x_T seed and
-scored by one :class:`Evaluator` (fixed reference set), and its train/sample mismatch
-curve is measured at one NFE (``mismatch.py``). Distillation (``cd``) first trains a
+optimiser steps. With ``at_start`` > 0 (AT as fine-tuning, the paper's protocol) the
+plain prefix is trained once and both arms continue from a copy of it. Each arm is
+sampled at every NFE of the sweep with the same x_T seed and scored by one
+:class:`Evaluator` (fixed reference set), and its train/sample mismatch curve is
+measured at one NFE (``mismatch.py``). Distillation (``cd``) first trains a
 plain DDPM teacher per seed, which both students share.
 
 Results: ``per_nfe`` — one entry per NFE with ``baseline`` and ``at`` each holding
@@ -25,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr25.core.diffusion_at.adversarial import ATConfig
-from iclr25.core.diffusion_at.checkpoints import save_checkpoint
+from iclr25.core.diffusion_at.checkpoints import clone_state, save_checkpoint
 from iclr25.core.diffusion_at.data import Dataset
 from iclr25.core.diffusion_at.evaluation import HIGHER_IS_BETTER, METRICS, EvalConfig, Evaluator
 from iclr25.core.diffusion_at.mismatch import mismatch_curve
@@ -70,11 +72,23 @@ def _train_arms(
             teacher_dir / f"teacher-{seed}.safetensors", teacher.state, teacher_cfg
         )
         base = dataclasses.replace(base, **teacher_settings(path, dataset))
+    prefix = None
+    if 0 < base.at_start < base.steps:  # both arms share the plain steps before at_start
+        head = dataclasses.replace(base, steps=base.at_start)
+        prefix = train(head, dataset, device, on_progress=lambda *_: advance(1)).state
     arms = {}
     for arm, at in (("baseline", ATConfig()), ("at", config.at)):
         cfg = dataclasses.replace(base, at=at)
-        arms[arm] = train(cfg, dataset, device, on_progress=lambda *_: advance(1))
+        state = clone_state(prefix, cfg, device) if prefix is not None else None
+        arms[arm] = train(cfg, dataset, device, on_progress=lambda *_: advance(1), state=state)
     return arms
+
+
+def steps_per_seed(base: TrainConfig) -> int:
+    """Optimiser steps one seed trains (for progress bars): teacher, shared prefix, arms."""
+    shared = base.at_start if 0 < base.at_start < base.steps else 0
+    teacher = base.steps if base.objective == "cd" else 0
+    return teacher + shared + 2 * (base.steps - shared)
 
 
 def _seed_outcome(

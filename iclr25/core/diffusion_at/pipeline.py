@@ -116,13 +116,14 @@ def train(
     on_progress: ProgressFn | None = None,
     on_checkpoint: CheckpointFn | None = None,
     checkpoint_every: int = 0,
+    state: TrainState | None = None,
 ) -> Trained:
-    """Train (or resume) up to ``config.steps`` optimiser updates."""
+    """Train (or resume from a checkpoint, or continue ``state``) up to ``config.steps``."""
     objective = make_objective(config, dataset, device)
-    if resume is not None:
+    if state is None and resume is not None:
         check_resumable(resume, config)
         state = restore_state(resume, config, device)
-    else:
+    elif state is None:
         state = init_state(config, device)
     run_training(state, objective, config, on_progress, on_checkpoint, checkpoint_every)
     param = getattr(objective, "param", None)

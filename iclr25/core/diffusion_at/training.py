@@ -13,6 +13,10 @@ One *training step* is one optimiser update; budgets ("equal training steps") co
   the first replay is the plain loss. m replays of one minibatch are m training steps:
   at equal steps, free AT sees m times fewer distinct minibatches than the baseline.
 
+``at_start`` > 0 trains plainly up to that step and with AT afterwards: the paper's code
+fine-tunes a trained ADM checkpoint with AT; at equal total steps this is that protocol,
+and two runs that differ only in AT share their first ``at_start`` steps bit for bit.
+
 With α = 0 the ``fgsm``/``pgd`` paths run and give δ ≡ 0, i.e. bit-for-bit the baseline;
 ``free`` with α = 0 would be minibatch replay without any perturbation, which is not AT,
 so it runs as the baseline (``ATConfig.active`` is False).
@@ -52,6 +56,7 @@ class TrainConfig:
     lr: float = 1e-3  # Adam
     ema_decay: float = 0.999  # sampling weights; warm-up min(decay, (1+n)/(10+n))
     at: ATConfig = ATConfig()
+    at_start: int = 0  # first step with AT (> 0: AT fine-tunes a plainly trained model)
     cm_grid: int = 40  # N, discretisation points of a consistency model
     teacher: str | None = None  # cd: path of the DDPM teacher checkpoint
     teacher_sha256: str | None = None
@@ -169,10 +174,12 @@ def run_training(
     on_checkpoint: CheckpointFn | None = None,
     checkpoint_every: int = 0,
 ) -> TrainState:
-    """Train from ``state.step`` up to ``config.steps`` optimiser updates."""
-    step = step_function(config.at)
+    """Train from ``state.step`` up to ``config.steps`` optimiser updates (plain steps
+    before ``config.at_start``, the AT method's steps from there on)."""
+    at_step = step_function(config.at)
     state.model.train()
     while state.step < config.steps:
+        step = at_step if state.step >= config.at_start else plain_step
         loss = step(state, objective, config)
         if on_progress is not None:
             on_progress(state.step, loss)

@@ -42,6 +42,21 @@ def test_free_replays_each_minibatch_and_counts_steps(toy, small_config):
     assert state.carry is not None and int(state.carry["replay"]) == 1
 
 
+def test_at_start_shares_the_plain_prefix(toy, small_config, same_params):
+    base = train(small_config(steps=12), toy)
+    late = train(small_config(steps=12, at_start=8, at={"method": "free", "alpha": 0.1}), toy)
+    assert late.state.losses[:8] == base.state.losses[:8]
+    assert late.state.losses[8:] != base.state.losses[8:]
+    prefix = train(small_config(steps=8), toy)
+    from iclr25.core.diffusion_at.checkpoints import clone_state
+
+    config = small_config(steps=12, at_start=8, at={"method": "free", "alpha": 0.1})
+    continued = train(config, toy, state=clone_state(prefix.state, config))
+    same_params(continued.state.model, late.state.model)
+    assert continued.state.losses == late.state.losses
+    assert prefix.state.step == 8  # the clone did not move the original
+
+
 def test_short_training_lowers_the_held_out_loss(toy, small_config):
     config = small_config(steps=250)
     objective = make_objective(config, toy)
