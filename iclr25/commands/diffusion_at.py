@@ -100,7 +100,12 @@ CmGridOpt = Annotated[
     ),
 ]
 AtOpt = Annotated[
-    str | None, typer.Option("--at", help="none | fgsm | pgd | free.", rich_help_panel=_AT)
+    str | None,
+    typer.Option(
+        "--at",
+        help="none | fgsm | pgd | free | replay (control: free's replays, no δ).",
+        rich_help_panel=_AT,
+    ),
 ]
 NormOpt = Annotated[
     str | None,

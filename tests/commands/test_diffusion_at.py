@@ -253,11 +253,14 @@ def test_image_folder_with_mixed_sizes_and_a_corrupt_file(tmp_path):
         "8",
         "--diffusion-steps",
         "20",
+        "--at",
+        "fgsm",
         "--json",
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["config"]["model"]["data_shape"] == [1, 8, 8]
+    assert doc["config"]["at"]["alpha"] == 0.05  # --at without --alpha: the measured default
     assert any(
         "1 unreadable image file(s) skipped" in w and "broken.jpg" in w for w in doc["warnings"]
     )

@@ -48,7 +48,7 @@ from iclr25.core.diffusion_at.names import NORMS
 class ATConfig:
     """Adversarial training of the denoiser input."""
 
-    method: str = "none"  # none | fgsm | pgd | free
+    method: str = "none"  # none | fgsm | pgd | free | replay (control: free without δ)
     norm: str = "l2"  # the paper's code uses ℓ2
     alpha: float = 0.0  # per-coordinate radius: ℓ∞ radius α, ℓ2 radius α·√d
     step: float | None = None  # ascent step (same units); None → see step_size()
@@ -72,8 +72,9 @@ class ATConfig:
 
     @property
     def active(self) -> bool:
-        """AT changes training only with a method and a non-zero radius (α = 0 → baseline)."""
-        return self.method != "none" and self.alpha > 0
+        """Training differs from the baseline: a method with a non-zero radius (α = 0 →
+        baseline), or the ``replay`` control (free AT's minibatch replays, δ ≡ 0)."""
+        return self.method == "replay" or (self.method != "none" and self.alpha > 0)
 
     def step_size(self) -> float:
         """FGSM and free: one step of the full radius (Goodfellow et al. 2015; Shafahi et

@@ -2,7 +2,7 @@
 
 OBJECTIVES = ("ddpm", "ct", "cd")  # DDPM; consistency training; consistency distillation
 SCHEDULES = ("linear", "cosine")
-AT_METHODS = ("none", "fgsm", "pgd", "free")
+AT_METHODS = ("none", "fgsm", "pgd", "free", "replay")  # replay: control, free without δ
 NORMS = ("l2", "linf")
 AT_TARGETS = ("eps", "x0")
 SAMPLERS = ("ddim", "ddpm", "cm")

@@ -17,6 +17,10 @@ One *training step* is one optimiser update; budgets ("equal training steps") co
 fine-tunes a trained ADM checkpoint with AT; at equal total steps this is that protocol,
 and two runs that differ only in AT share their first ``at_start`` steps bit for bit.
 
+``replay`` is a control, not AT: free's schedule (m optimiser steps per minibatch) with
+δ ≡ 0. Against ``free`` it isolates the effect of the perturbation from the effect of
+seeing m times fewer distinct minibatches.
+
 With α = 0 the ``fgsm``/``pgd`` paths run and give δ ≡ 0, i.e. bit-for-bit the baseline;
 ``free`` with α = 0 would be minibatch replay without any perturbation, which is not AT,
 so it runs as the baseline (``ATConfig.active`` is False).
@@ -143,10 +147,12 @@ def free_step(state: TrainState, objective, config: TrainConfig) -> float:
             "replay": torch.zeros((), dtype=torch.int64),
         }
     batch = objective.restore(state.carry)
-    delta = state.carry["delta"].clone().requires_grad_(True)
-    loss = objective.loss(state.model, batch, delta)
+    perturb = config.at.method == "free"  # "replay": the same replays with δ ≡ 0
+    delta = state.carry["delta"].clone().requires_grad_(perturb)
+    loss = objective.loss(state.model, batch, delta if perturb else None)
     loss.backward()
-    state.carry["delta"] = free_update(delta, delta.grad, config.at)
+    if perturb:
+        state.carry["delta"] = free_update(delta, delta.grad, config.at)
     state.carry["replay"] += 1
     if int(state.carry["replay"]) >= config.at.free_replays:
         state.carry = None
@@ -157,7 +163,7 @@ def step_function(at: ATConfig) -> Callable:
     """The step of ``at.method``; ``fgsm``/``pgd`` run even with α = 0 (δ ≡ 0 then)."""
     if at.method in ("fgsm", "pgd"):
         return searched_step
-    if at.method == "free" and at.active:
+    if at.method in ("free", "replay") and at.active:
         return free_step
     return plain_step
 

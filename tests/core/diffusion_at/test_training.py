@@ -29,8 +29,9 @@ def test_nonzero_alpha_changes_training(toy, method, small_config):
     assert not torch.equal(base.state.model.inp.weight, at.state.model.inp.weight)
 
 
-def test_free_replays_each_minibatch_and_counts_steps(toy, small_config):
-    config = small_config(steps=7, at={"method": "free", "alpha": 0.1, "free_replays": 3})
+@pytest.mark.parametrize("method", ["free", "replay"])
+def test_free_replays_each_minibatch_and_counts_steps(toy, small_config, method):
+    config = small_config(steps=7, at={"method": method, "alpha": 0.1, "free_replays": 3})
     objective = make_objective(config, toy)
     state = init_state(config)
     draws = []
@@ -40,6 +41,17 @@ def test_free_replays_each_minibatch_and_counts_steps(toy, small_config):
     assert state.step == 7 and len(state.losses) == 7
     assert len(draws) == 3  # minibatches at steps 1, 4, 7
     assert state.carry is not None and int(state.carry["replay"]) == 1
+    delta_is_zero = bool((state.carry["delta"] == 0).all())
+    assert delta_is_zero == (method == "replay")  # after one replay free has moved δ
+
+
+def test_replay_is_free_without_the_perturbation(toy, small_config):
+    free = train(small_config(steps=6, at={"method": "free", "alpha": 0.1}), toy)
+    replay = train(small_config(steps=6, at={"method": "replay"}), toy)
+    base = train(small_config(steps=6), toy)
+    assert free.state.losses[0] == replay.state.losses[0] == base.state.losses[0]
+    assert free.state.losses[1] != replay.state.losses[1]  # δ ≠ 0 from the second replay on
+    assert replay.state.losses[1] != base.state.losses[1]  # same batch again vs a new one
 
 
 def test_at_start_shares_the_plain_prefix(toy, small_config, same_params):
