@@ -72,7 +72,19 @@ def make_objective(config: TrainConfig, dataset: Dataset, device: str = "cpu"):
     param = ConsistencyParam(schedule, config.cm_grid)
     teacher = None
     if config.objective == "cd":
-        teacher, teacher_config = load_model(Path(config.teacher), "ema", device)
+        teacher_path = Path(config.teacher)
+        if not teacher_path.is_file():
+            raise InputError(
+                f"{teacher_path}: the teacher checkpoint is missing",
+                "pass --teacher with the DDPM checkpoint to distil",
+            )
+        if config.teacher_sha256 and file_sha256(teacher_path) != config.teacher_sha256:
+            raise InputError(
+                f"{teacher_path} is not the teacher this run was distilled from (its content "
+                "changed)",
+                "restore the original teacher file, or start a new distillation",
+            )
+        teacher, teacher_config = load_model(teacher_path, "ema", device)
         if teacher_config.objective != "ddpm":
             raise InputError(
                 f"{config.teacher}: the teacher must be a DDPM (it is a "

@@ -83,3 +83,26 @@ def test_consistency_training_learns_one_step_samples(toy, small_config):
         sample(trained.state.ema, spec, trained.schedule, toy, 500, 0, trained.param)
     )["sw"]
     assert after < 0.6 * before, (before, after)
+
+
+def test_distillation_resume_refuses_a_changed_teacher(toy, small_config, tmp_path):
+    import dataclasses
+
+    import pytest
+
+    from iclr25.core.diffusion_at.checkpoints import load_checkpoint, save_checkpoint
+    from iclr25.core.diffusion_at.pipeline import teacher_settings, train
+    from iclr25.errors import InputError
+
+    teacher_cfg = small_config(steps=3)
+    teacher = train(teacher_cfg, toy)
+    path = save_checkpoint(tmp_path / "teacher.safetensors", teacher.state, teacher_cfg)
+    student_cfg = dataclasses.replace(
+        small_config(objective="cd", steps=6), **teacher_settings(path, toy)
+    )
+    half = train(dataclasses.replace(student_cfg, steps=3), toy)
+    ckpt = save_checkpoint(tmp_path / "student.safetensors", half.state, student_cfg)
+    other = train(small_config(steps=4), toy)  # overwrite the teacher with other weights
+    save_checkpoint(path, other.state, teacher_cfg)
+    with pytest.raises(InputError, match="not the teacher"):
+        train(student_cfg, toy, resume=load_checkpoint(ckpt))
