@@ -45,6 +45,25 @@ SETTINGS = {
     # the paper's protocol: AT fine-tunes a plainly trained model (last third of the steps)
     "checkerboard-free-finetune": ["--data", "checkerboard", "--at-start", "2000", *SEEDS],
     "8gaussians-free-finetune": ["--data", "8gaussians", "--at-start", "2000", *SEEDS],
+    # ... and its replay control
+    "checkerboard-replay-finetune": [
+        "--data",
+        "checkerboard",
+        "--at",
+        "replay",
+        "--at-start",
+        "2000",
+        *SEEDS,
+    ],
+    "8gaussians-replay-finetune": [
+        "--data",
+        "8gaussians",
+        "--at",
+        "replay",
+        "--at-start",
+        "2000",
+        *SEEDS,
+    ],
 }
 
 

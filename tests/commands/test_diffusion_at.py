@@ -201,8 +201,13 @@ def test_compare_reports_per_nfe_mean_and_sd(tmp_path):
         tmp_path / "cmp",
     )
     assert proc.returncode == 0, proc.stderr
-    results = json.loads(proc.stdout)["results"]
+    doc = json.loads(proc.stdout)
+    results = doc["results"]
     assert [row["nfe"] for row in results["per_nfe"]] == [2, 5]
+    from iclr25.commands.diffusion_at import DEMO
+
+    headline = DEMO[0].headline(doc)
+    assert headline.startswith("8gaussians NFE 2 sw: baseline ") and "/2 seeds better" in headline
     for row in results["per_nfe"]:
         for arm in ("baseline", "at"):
             assert set(row[arm]) == {"sw", "w2", "mmd"}
