@@ -11,12 +11,19 @@ from iclr25.runner import Run
 
 
 def limit_threads(kind: str) -> None:
-    """Points train a tiny MLP: one intra-op thread is faster than two (measured, and
-    robust on busy machines); images keep torch's default."""
+    """Intra-op threads for small models (unless OMP_NUM_THREADS says otherwise): 1 for the
+    points MLP, half the cores for the image U-Net. A parallel region waits for its slowest
+    thread, so a team as large as the machine collapses when anything else runs: on a busy
+    2-core machine two threads trained 8 Gaussians at 2 steps/s against 367 with one
+    (docs/diffusion-at.md)."""
+    import os
+
     import torch
 
-    if kind == "points":
-        torch.set_num_threads(1)
+    if "OMP_NUM_THREADS" in os.environ:
+        return
+    half = max(1, (os.cpu_count() or 1) // 2)
+    torch.set_num_threads(1 if kind == "points" else min(half, torch.get_num_threads()))
 
 
 def _progress_callback(advance, every: int = 10):
