@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "style_check",
     "carbon_report",
     "dro_bound",
+    "diffusion_at",
 )
 
 
