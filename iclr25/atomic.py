@@ -13,12 +13,22 @@ from pathlib import Path
 from iclr25.errors import UsageError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (same-folder temp file, fsync, rename)."""
+    """Write ``data`` to ``path`` atomically (same-folder temp file, fsync, rename).
+
+    The file gets the permissions a plain ``open(path, "w")`` would give (0666 less the
+    umask), not mkstemp's private 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

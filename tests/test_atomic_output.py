@@ -18,6 +18,18 @@ def test_write_json_is_atomic_and_leaves_no_temp(tmp_path):
     assert [p.name for p in target.parent.iterdir()] == ["x.json"]
 
 
+def test_written_files_get_ordinary_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        target = tmp_path / "w.bin"
+        atomic.write_bytes(target, b"x")
+        assert target.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(mask)
+
+
 def test_failed_write_keeps_old_file(tmp_path):
     target = tmp_path / "x.json"
     atomic.write_json(target, {"a": 1})
