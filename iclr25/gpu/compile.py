@@ -130,16 +130,26 @@ def _result_from_cache(path: Path) -> CompileResult | None:
         return None
 
 
-def _run_nvcc(spec: KernelSpec, arch: str, nvcc: str) -> CompileResult:
-    with tempfile.TemporaryDirectory(prefix="iclr25-nvcc-") as tmp:
+def _cubin_path(spec: KernelSpec, arch: str, version: str) -> Path:
+    return cache_dir("cubin") / f"{spec.name}-{arch}-{_cache_key(spec, arch, version)}.cubin"
+
+
+def _run_nvcc(spec: KernelSpec, arch: str, nvcc: str, version: str) -> CompileResult:
+    """Compile with ptxas' report; a successful build's cubin is kept in the cache (it is
+    what :func:`build_cubin` loads for arch-specific targets)."""
+    cubin = _cubin_path(spec, arch, version)
+    with tempfile.TemporaryDirectory(prefix="iclr25-nvcc-", dir=cubin.parent) as tmp:
+        out = Path(tmp) / cubin.name
         cmd = [nvcc, "-cubin", f"-arch={arch}", *NVCC_FLAGS, f"-I{include_dir()}", *spec.options]
-        cmd += ["-o", str(Path(tmp) / f"{spec.name}.cubin"), str(spec.source_path())]
+        cmd += ["-o", str(out), str(spec.source_path())]
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except subprocess.TimeoutExpired:
             return CompileResult(spec.name, arch, ok=False, reason="nvcc timed out after 600 s")
         seconds = time.perf_counter() - t0
+        if proc.returncode == 0 and out.exists():
+            os.replace(out, cubin)
     log = (proc.stdout + proc.stderr).strip()
     functions = parse_ptxas(log)
     ok = proc.returncode == 0
@@ -168,7 +178,7 @@ def compile_kernel(spec: KernelSpec, arch: str, use_cache: bool = True) -> Compi
     if use_cache and (hit := _result_from_cache(cache_file)) is not None:
         hit.cached = True
         return hit
-    result = _run_nvcc(spec, arch, nvcc)
+    result = _run_nvcc(spec, arch, nvcc, version)
     if result.ok:  # failures are not cached: the next run shows the error again
         atomic.write_json(cache_file, result.as_dict())
     return result
@@ -199,24 +209,18 @@ def lookup_cached(spec: KernelSpec, arch: str) -> CompileResult | None:
 
 
 def build_cubin(spec: KernelSpec, arch: str) -> Path:
-    """Compile ``spec`` for ``arch`` with nvcc into a cubin kept in the cache (for targets
-    CuPy's NVRTC path cannot request, such as sm_90a); cached by the same key as the
-    compile check. Raises RuntimeError when nvcc is missing or the compile fails."""
+    """The cubin of ``spec`` for ``arch``, built with nvcc once and kept in the cache (for
+    targets CuPy's NVRTC path cannot request, such as sm_90a). Raises RuntimeError when
+    nvcc is missing or the compile fails."""
     nvcc, version = nvcc_path(), nvcc_version()
     if nvcc is None or version is None:
         raise RuntimeError(f"{spec.name} needs nvcc to be built for {arch}: put nvcc on PATH")
-    path = cache_dir("cubin") / f"{spec.name}-{arch}-{_cache_key(spec, arch, version)}.cubin"
-    if path.exists():
-        return path
-    with tempfile.TemporaryDirectory(prefix="iclr25-cubin-", dir=path.parent) as tmp:
-        out = Path(tmp) / path.name
-        cmd = [nvcc, "-cubin", f"-arch={arch}", *NVCC_FLAGS, f"-I{include_dir()}", *spec.options]
-        proc = subprocess.run(
-            [*cmd, "-o", str(out), str(spec.source_path())], capture_output=True, text=True
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"nvcc failed for {spec.name} ({arch}): {proc.stderr[-2000:]}")
-        os.replace(out, path)
+    path = _cubin_path(spec, arch, version)
+    if not path.exists():
+        result = _run_nvcc(spec, arch, nvcc, version)
+        if not result.ok:
+            raise RuntimeError(f"nvcc failed for {spec.name} ({arch}): {result.log[-2000:]}")
+        atomic.write_json(_cache_file(spec, arch, version), result.as_dict())
     return path
 
 
