@@ -115,7 +115,7 @@ _COMMON_PARAMS = [
             bool,
             typer.Option(
                 "--overwrite",
-                help="Replace existing output: a non-empty --out directory, or a file the command writes.",
+                help="Replace existing output (a non-empty --out dir, or a file written).",
                 rich_help_panel=_COMMON_PANEL,
             ),
         ],
