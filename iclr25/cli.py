@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "info",
     "cite",
     "demo",
+    "icl_order",
 )
 
 
