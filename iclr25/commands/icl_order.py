@@ -201,6 +201,8 @@ def _render_search(console, results, timings: dict) -> None:
     line = f"evaluations saved vs exhaustive: {100 * saved:.1f}%"
     if "time_saved_vs_exhaustive" in timings:
         line += f"; scoring time saved: {100 * timings['time_saved_vs_exhaustive']:.1f}%"
+    elif results["method"] != "exhaustive":
+        line += " (add --compare exhaustive to measure the time saved)"
     if "accuracy_difference_vs_exhaustive" in results:
         line += f"; accuracy difference: {results['accuracy_difference_vs_exhaustive']:+.3f}"
     console.print(line)
@@ -320,7 +322,7 @@ def analysis(
         label_column,
     )
     with run.timer("scoring_s"), run.progress("icl-order analysis") as advance:
-        outcome = run_analysis(lm, encoded, cfg, run.seed, run.device.kind, advance)
+        outcome = run_analysis(lm, encoded, cfg, run.seed, run.device.kind, advance, run.log)
     run.timings.update({key: v for key, v in outcome.timings.items() if key != "scoring_s"})
     results = {**context, **outcome.results}
     _save_cluster_plots(run, outcome.projection, results)
@@ -496,7 +498,7 @@ def search(
     if prefix_cache and lm.cache_keyword is None:
         run.warn("this model takes no key/value cache; scoring one forward per prompt")
     with run.progress(f"{method} search") as advance:
-        outcome = run_search(lm, encoded, cfg, run.seed, others, advance)
+        outcome = run_search(lm, encoded, cfg, run.seed, others, advance, run.log)
     run.timings.update(outcome.timings)
     results = {**context, **outcome.results}
     _label_records(results["per_query"], encoded.label_words)

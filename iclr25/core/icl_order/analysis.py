@@ -41,10 +41,11 @@ def run_analysis(
     seed: int,
     device: str = "cpu",
     on_progress: Callable[[int], None] | None = None,
+    on_estimate: Callable[[str], None] | None = None,
 ) -> AnalysisOutcome:
     rng = np.random.default_rng([seed, 0])
     clustering = analyze_clustering(lm, encoded, cfg.cluster, rng, device, on_progress)
-    outcome = run_search(lm, encoded, cfg.search, seed, cfg.compare, on_progress)
+    outcome = run_search(lm, encoded, cfg.search, seed, cfg.compare, on_progress, on_estimate)
     search = outcome.results
     keep = (
         "silhouette",

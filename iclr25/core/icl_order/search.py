@@ -270,20 +270,38 @@ def estimate_seconds_per_evaluation(lm: LoadedModel, encoded: EncodedTask, k: in
     return (time.perf_counter() - t0) / count
 
 
-def check_budget(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, methods) -> int:
-    """Total evaluations of ``methods``; refuse (with an estimate) above the budget."""
+@dataclass(frozen=True)
+class Estimate:
+    evaluations: int
+    breakdown: str  # e.g. "56 cluster + 1,680 exhaustive per query"
+    seconds: float  # upper bound: naive scoring at the measured rate
+
+    def describe(self, queries: int) -> str:
+        return (
+            f"{self.evaluations:,} model evaluations ({queries} queries; {self.breakdown}), "
+            f"about {self.seconds / 60:,.1f} min at most (naive scoring at the measured "
+            f"{self.evaluations / max(self.seconds, 1e-12):,.0f} evaluations/s)"
+        )
+
+
+def estimate_search(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, methods) -> Estimate:
+    """Evaluations of ``methods`` and an upper bound of their time (one timed batch)."""
     total = sum(total_evaluations(_with(cfg, method=m)) for m in methods)
-    if total > cfg.max_evaluations:
-        per_eval = estimate_seconds_per_evaluation(lm, encoded, cfg.k)
-        minutes = total * per_eval / 60
+    parts = " + ".join(f"{evaluations_per_query(_with(cfg, method=m)):,} {m}" for m in methods)
+    per_eval = estimate_seconds_per_evaluation(lm, encoded, cfg.k)
+    return Estimate(total, parts + " per query", total * per_eval)
+
+
+def check_budget(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, methods) -> Estimate:
+    """The estimate of ``methods``; refuse (saying the estimate) above the budget."""
+    estimate = estimate_search(lm, encoded, cfg, methods)
+    if estimate.evaluations > cfg.max_evaluations:
         raise UsageError(
-            f"this search needs {total:,} model evaluations ({cfg.queries} queries; "
-            f"{' + '.join(f'{evaluations_per_query(_with(cfg, method=m)):,} {m}' for m in methods)}"
-            f" per query), about {minutes:,.1f} min without prefix caching at the measured "
-            f"{1 / per_eval:,.0f} evaluations/s, above --max-evaluations {cfg.max_evaluations:,}",
+            f"this search needs {estimate.describe(cfg.queries)}, above --max-evaluations "
+            f"{cfg.max_evaluations:,}",
             "raise --max-evaluations, lower --queries/--candidates/--k, or use --method cluster",
         )
-    return total
+    return estimate
 
 
 def _with(cfg: SearchConfig, **changes) -> SearchConfig:
@@ -299,6 +317,7 @@ def run_search(
     seed: int,
     compare: tuple[str, ...] = (),
     on_progress: Callable[[int], None] | None = None,
+    on_estimate: Callable[[str], None] | None = None,
 ) -> SearchOutcome:
     """``cfg.method`` (and the ``compare`` methods on the same queries and candidates)."""
     validate(cfg, len(encoded.demos))
@@ -306,7 +325,9 @@ def run_search(
     methods = tuple(dict.fromkeys((cfg.method, *compare)))
     for m in methods:
         validate(_with(cfg, method=m), len(encoded.demos))
-    check_budget(lm, encoded, cfg, methods)
+    estimate = check_budget(lm, encoded, cfg, methods)
+    if on_estimate is not None:
+        on_estimate(f"search: {estimate.describe(cfg.queries)}")
     plan = plan_queries(lm, encoded, cfg, seed)
     by_method, timings = {}, {}
     for m in methods:
