@@ -44,11 +44,17 @@ sys.path.insert(0, str(ROOT))
 
 from iclr25.core.icl_order import synthetic  # noqa: E402
 
-TEMPLATES = (
-    ("Input: {text}\nLabel: {label}\n", 0.70),
-    ("Text: {text}\nCategory: {label}\n", 0.15),
-    ("Q: {text}\nA: {label}\n", 0.15),
-)
+TEMPLATE_SETS = {
+    "mixed": (
+        ("Input: {text}\nLabel: {label}\n", 0.70),
+        ("Text: {text}\nCategory: {label}\n", 0.15),
+        ("Q: {text}\nA: {label}\n", 0.15),
+    ),
+    "compact": (("{text} {label}\n", 1.0),),
+    "equals": (("{text} = {label}\n", 1.0),),
+}
+TEMPLATES = TEMPLATE_SETS["compact"]
+FILLERS = (1.0,)  # texts are one content word, no filler words (see the docstring)
 N_DEMOS = 9
 CLASS_PROBS = {2: 0.2, 3: 0.3, 4: 0.5}
 SYMBOLIC_PROB = 0.75
@@ -99,7 +105,9 @@ def render_episode(rng: np.random.Generator, words) -> tuple[list[str], list[str
     symbolic = bool(rng.random() < SYMBOLIC_PROB)
     keys = list(WORDS_PER_CLASS)
     per_class = keys[rng.choice(len(keys), p=list(WORDS_PER_CLASS.values()))]
-    examples = synthetic.sample_episode(rng, N_DEMOS, n_classes, symbolic, words, per_class)
+    examples = synthetic.sample_episode(
+        rng, N_DEMOS, n_classes, symbolic, words, per_class, filler_probs=FILLERS
+    )
     segments = [template.format(text=e.text, label=e.label) for e in examples]
     return segments, [e.label for e in examples]
 
@@ -114,8 +122,8 @@ def encode_batch(tokenizer, rng, words, batch_size: int):
         target = [-100] * len(ids)
         label_ids = {vocab[lab] for lab in labels}
         for pos in range(1, len(ids)):
-            # a label token directly after ':' is a label of this episode
-            if ids[pos] in label_ids and ids[pos - 1] == vocab[":"]:
+            # every label token of this episode is a target
+            if ids[pos] in label_ids:
                 target[pos - 1] = ids[pos]
         rows.append(ids)
         targets.append(target)
@@ -126,36 +134,30 @@ def encode_batch(tokenizer, rng, words, batch_size: int):
     return input_ids, target_ids
 
 
-def held_out_accuracy(model, tokenizer, n_episodes: int = 400) -> dict[int, float]:
+def held_out_accuracy(
+    model, tokenizer, n_episodes: int = 400, words_per_class: int | None = None
+) -> dict[int, float]:
     """Accuracy of the label after k demonstrations (4 classes, symbolic, main template),
-    on episodes from a seed never used in training."""
+    among the episode's label words, on episodes from a seed never used in training."""
     rng = np.random.default_rng(10_000)
     words = synthetic.content_words()
     vocab = tokenizer.get_vocab()
+    symbols = {vocab[s] for s in synthetic.SYMBOL_LABELS}
     correct = np.zeros(N_DEMOS)
     model.eval()
     with torch.no_grad():
         for _ in range(n_episodes):
-            ex = synthetic.sample_episode(rng, N_DEMOS, 4, True, words)
-            labels = sorted({e.label for e in ex})
-            text = "".join(TEMPLATES[0][0].format(text=e.text, label=e.label) for e in ex)
-            ids = torch.tensor([tokenizer(text)["input_ids"]])
-            logits = model(ids).logits[0]
-            colon_before_label = [
-                p - 1
-                for p in range(1, ids.shape[1])
-                if ids[0, p - 1] == vocab[":"]
-                and tokenizer.convert_ids_to_tokens(int(ids[0, p])) in synthetic.SYMBOL_LABELS
-            ]
-            # restrict to the episode's label words (4 symbols when all 4 classes appeared)
-            cand = (
-                [vocab[s] for s in synthetic.SYMBOL_LABELS]
-                if len(labels) < 4
-                else [vocab[s] for s in labels]
+            ex = synthetic.sample_episode(
+                rng, N_DEMOS, 4, True, words, words_per_class, filler_probs=FILLERS
             )
-            for k, pos in enumerate(colon_before_label):
+            cand = sorted({vocab[e.label] for e in ex})
+            text = "".join(TEMPLATES[0][0].format(text=e.text, label=e.label) for e in ex)
+            ids = tokenizer(text)["input_ids"]
+            logits = model(torch.tensor([ids])).logits[0]  # (T, V)
+            before_label = [p - 1 for p in range(1, len(ids)) if ids[p] in symbols]
+            for k, pos in enumerate(before_label):
                 pred = cand[int(torch.argmax(logits[pos, cand]))]
-                correct[k] += pred == int(ids[0, pos + 1])
+                correct[k] += pred == ids[pos + 1]
     model.train()
     return {k: float(correct[k] / n_episodes) for k in range(N_DEMOS)}
 
@@ -169,12 +171,17 @@ def lr_at(step: int, steps: int, warmup: int = 200) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=5000)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=2500)
+    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--out", type=Path, default=ROOT / "iclr25" / "data" / "icl_model")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--templates", choices=sorted(TEMPLATE_SETS), default="compact")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--width", type=int, default=128)
     args = parser.parse_args()
+    global TEMPLATES
+    TEMPLATES = TEMPLATE_SETS[args.templates]
 
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -186,7 +193,7 @@ def main() -> None:
     config = GPT2Config(
         vocab_size=len(tokenizer.get_vocab()),
         n_positions=128,
-        n_embd=64,
+        n_embd=args.width,
         n_layer=4,
         n_head=4,
         bos_token_id=tokenizer.bos_token_id,
@@ -198,7 +205,7 @@ def main() -> None:
     )
     model = GPT2LMHeadModel(config)
     n_params = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, betas=(0.9, 0.98), weight_decay=0.01)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, args.steps))
     rng = np.random.default_rng(args.seed)
     words = synthetic.content_words()
@@ -223,12 +230,14 @@ def main() -> None:
         sched.step()
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
             acc = held_out_accuracy(model, tokenizer, 100)
+            repeats = held_out_accuracy(model, tokenizer, 100, words_per_class=1)
             elapsed = time.perf_counter() - start
             entry = {
                 "step": step + 1,
                 "loss": round(loss.item(), 4),
                 "elapsed_s": round(elapsed, 1),
                 "accuracy_by_k": {k: round(a, 3) for k, a in acc.items()},
+                "repeated_words_accuracy_by_k": {k: round(a, 3) for k, a in repeats.items()},
             }
             log["evals"].append(entry)
             print(json.dumps(entry), flush=True)

@@ -59,9 +59,12 @@ Task = Annotated[
     ),
 ]
 Template = Annotated[
-    str,
+    str | None,
     typer.Option(
-        help="Prompt template with {text} then {label}; \\n is a newline.", rich_help_panel=_TASK
+        help="Prompt template with {text} then {label}; \\n is a newline. Default: "
+        "'{text} {label}\\n' for built-in tasks, 'Input: {text}\\nLabel: {label}\\n' for files.",
+        rich_help_panel=_TASK,
+        show_default=False,
     ),
 ]
 LabelWords = Annotated[
@@ -119,7 +122,7 @@ def _load(
     from iclr25.core.icl_order.tasks import Template as PromptTemplate
     from iclr25.core.icl_order.tasks import parse_label_words, resolve_task
 
-    prompt = PromptTemplate.from_cli(template)
+    prompt = PromptTemplate.from_cli(template) if template is not None else None
     task_obj = resolve_task(
         task, run.seed, prompt, parse_label_words(label_words), text_column, label_column
     )
@@ -275,7 +278,7 @@ def analysis(
     max_evaluations: Annotated[
         int, typer.Option(help="Refuse searches needing more model evaluations.")
     ] = 2_000_000,
-    template: Template = "Input: {text}\\nLabel: {label}\\n",
+    template: Template = None,
     label_words: LabelWords = None,
     text_column: TextColumn = "text",
     label_column: LabelColumn = "label",
@@ -365,7 +368,7 @@ def cluster(
     projection: Annotated[
         str, typer.Option(help="Plot projection: pca | umap (if installed).")
     ] = "pca",
-    template: Template = "Input: {text}\\nLabel: {label}\\n",
+    template: Template = None,
     label_words: LabelWords = None,
     text_column: TextColumn = "text",
     label_column: LabelColumn = "label",
@@ -453,7 +456,7 @@ def search(
         bool,
         typer.Option(help="Score through the KV-cache prefix tree (else one forward per prompt)."),
     ] = True,
-    template: Template = "Input: {text}\\nLabel: {label}\\n",
+    template: Template = None,
     label_words: LabelWords = None,
     text_column: TextColumn = "text",
     label_column: LabelColumn = "label",

@@ -77,10 +77,18 @@ class Example:
     category: int
 
 
-def sample_text(rng: np.random.Generator, category: int, words: Sequence[Sequence[str]]) -> str:
-    """One content word of ``category`` with 0-2 filler words before it (50/30/20 %)."""
+FILLER_PROBS = (0.5, 0.3, 0.2)  # 0, 1 or 2 filler words before the content word
+
+
+def sample_text(
+    rng: np.random.Generator,
+    category: int,
+    words: Sequence[Sequence[str]],
+    filler_probs: Sequence[float] = FILLER_PROBS,
+) -> str:
+    """One content word of ``category`` with 0-2 filler words before it."""
     word = words[category][rng.integers(len(words[category]))]
-    n_fillers = rng.choice(3, p=[0.5, 0.3, 0.2])
+    n_fillers = rng.choice(len(filler_probs), p=filler_probs)
     fillers = [FILLER_WORDS[i] for i in rng.integers(len(FILLER_WORDS), size=n_fillers)]
     return " ".join([*fillers, word])
 
@@ -92,6 +100,7 @@ def sample_episode(
     symbolic: bool,
     words: Sequence[Sequence[str]] | None = None,
     words_per_class: int | None = None,
+    filler_probs: Sequence[float] = FILLER_PROBS,
 ) -> list[Example]:
     """Examples of one episode: ``n_classes`` random categories, a fresh label mapping
     (random symbols when ``symbolic``, the categories' natural names otherwise).
@@ -110,6 +119,8 @@ def sample_episode(
         labels = [NATURAL_LABELS[c] for c in categories]
     picks = rng.integers(n_classes, size=n_examples)
     return [
-        Example(sample_text(rng, int(categories[j]), words), labels[j], int(categories[j]))
+        Example(
+            sample_text(rng, int(categories[j]), words, filler_probs), labels[j], int(categories[j])
+        )
         for j in picks
     ]

@@ -5,10 +5,12 @@ asked to produce) and a prompt :class:`Template` such as
 ``"Input: {text}\\nLabel: {label}\\n"``. A demonstration is the template filled with an
 example; the query is the template cut just before ``{label}``.
 
-Built-in tasks (the embedded model was trained on this world, see ``synthetic.py``):
+Built-in tasks (the embedded model was trained on this world, see ``synthetic.py``; texts
+are one invented word, the template ``"{text} {label}\\n"`` of the model's training):
 
-* ``symbolic`` (default): 4 categories of invented words, labelled ``foo/bar/baz/qux`` by a
-  mapping the model can only learn from the demonstrations (chance 25 %);
+* ``symbolic`` (default): 4 categories of invented words, labelled by 4 of the symbols
+  ``foo, bar, baz, ...`` (drawn with the seed) — a mapping the model can only learn from
+  the demonstrations (chance 25 %);
 * ``symbolic-binary``: 2 categories, 2 symbols (chance 50 %);
 * ``categories``: 4 categories with their natural names (``animal``, ...), answerable
   from the weights alone — the control where demonstrations matter little.
@@ -30,7 +32,11 @@ import numpy as np
 from iclr25.core.icl_order import synthetic
 from iclr25.errors import InputError, UsageError
 
-DEFAULT_TEMPLATE = "Input: {text}\nLabel: {label}\n"
+DEFAULT_TEMPLATE = "Input: {text}\nLabel: {label}\n"  # user task files
+# built-in tasks use the embedded model's training format: the label right after the text
+# (a tiny model learns in-context copying across one token far faster than across four)
+BUILTIN_TEMPLATE = "{text} {label}\n"
+BUILTIN_FILLERS = (1.0,)  # built-in texts are one invented word, as in training
 BUILTIN_TASKS = ("symbolic", "symbolic-binary", "categories")
 BUILTIN_POOL_SIZE = 512  # examples per built-in task (a fresh, seeded pool)
 
@@ -106,7 +112,9 @@ def builtin_task(name: str, seed: int = 0, template: Template | None = None) -> 
     rng = np.random.default_rng([seed, BUILTIN_TASKS.index(name)])
     n_classes = 2 if name == "symbolic-binary" else 4
     symbolic = name != "categories"
-    examples = synthetic.sample_episode(rng, BUILTIN_POOL_SIZE, n_classes, symbolic)
+    examples = synthetic.sample_episode(
+        rng, BUILTIN_POOL_SIZE, n_classes, symbolic, filler_probs=BUILTIN_FILLERS
+    )
     # label words in a fixed order: sorted, so the mapping is visible in the output
     words = tuple(sorted({e.label for e in examples}))
     return Task(
@@ -114,7 +122,7 @@ def builtin_task(name: str, seed: int = 0, template: Template | None = None) -> 
         texts=tuple(e.text for e in examples),
         labels=tuple(words.index(e.label) for e in examples),
         label_words=words,
-        template=template or Template(),
+        template=template or Template(BUILTIN_TEMPLATE),
     )
 
 

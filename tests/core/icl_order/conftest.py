@@ -38,6 +38,28 @@ def encoded(lm, task):
 
 
 @pytest.fixture(scope="session")
+def varied(lm):
+    """Texts of 1-3 words in the long template: segments of different lengths."""
+    import numpy as np
+
+    from iclr25.core.icl_order import synthetic
+    from iclr25.core.icl_order.prompts import encode_task
+    from iclr25.core.icl_order.tasks import Task, Template
+
+    examples = synthetic.sample_episode(np.random.default_rng(0), 64, 4, True)
+    words = tuple(sorted({e.label for e in examples}))
+    task = Task(
+        "varied",
+        tuple(e.text for e in examples),
+        tuple(words.index(e.label) for e in examples),
+        words,
+        Template("Input: {text}\nLabel: {label}\n"),
+    )
+    assert len({len(t.split()) for t in task.texts}) == 3
+    return encode_task(lm.tokenizer, task)
+
+
+@pytest.fixture(scope="session")
 def llama_dir(tmp_path_factory):
     """A tiny random Llama (rotary positions, grouped-query attention) saved with the
     embedded tokenizer: a second architecture through the same from_pretrained path."""

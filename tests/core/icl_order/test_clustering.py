@@ -101,3 +101,12 @@ def test_summaries_and_projection():
     assert coords.shape == (10, 2) and method == "pca"
     coords, _ = project_2d(np.random.default_rng(0).normal(size=(10, 1)))
     assert coords.shape == (10, 2)
+
+
+def test_cuda_request_without_cupy_uses_the_cpu_path(monkeypatch):
+    import iclr25.gpu
+
+    monkeypatch.setattr(iclr25.gpu, "get_cupy", lambda: None)
+    x = np.random.default_rng(0).normal(size=(12, 3))
+    labels = np.arange(12) % 3
+    assert_close(silhouette_score(x, labels, "cuda"), silhouette_score(x, labels), rtol=1e-12)

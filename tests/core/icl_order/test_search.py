@@ -124,7 +124,7 @@ def test_similar_selection_ranks_by_cosine(lm, encoded):
     x = embed_prompts(lm, [encoded.prefix + encoded.queries[i] for i in [q, *plan.candidates[0]]])
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     sims = x[1:] @ x[0]
-    assert list(sims) == sorted(sims, reverse=True)
+    assert all(a >= b - 1e-5 for a, b in zip(sims[:-1], sims[1:], strict=True))  # descending
     assert q not in plan.candidates[0]
 
 

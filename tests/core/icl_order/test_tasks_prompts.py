@@ -117,12 +117,13 @@ def test_unmapped_label_values(tmp_path):
 def test_special_prefix_and_prompt_ids(lm, task, encoded):
     vocab = lm.tokenizer.get_vocab()
     assert special_prefix(lm.tokenizer) == [vocab[synthetic.BOS]]
-    # known answer: Input : <words> \n Label : <label> \n is 7 tokens plus the words
+    # known answer: the built-in template "{text} {label}\n" is <word> <label> \n
     for i in range(5):
-        assert len(encoded.demos[i]) == 7 + len(task.texts[i].split())
+        tokens = lm.tokenizer.convert_ids_to_tokens(encoded.demos[i])
+        assert tokens == [task.texts[i], task.label_words[task.labels[i]], "\n"]
+        assert lm.tokenizer.convert_ids_to_tokens(encoded.queries[i]) == [task.texts[i]]
     ids = encoded.prompt((3, 1), 7)
     assert ids == encoded.prefix + encoded.demos[3] + encoded.demos[1] + encoded.queries[7]
-    assert lm.tokenizer.convert_ids_to_tokens(encoded.queries[7][-2:]) == ["Label", ":"]
 
 
 def _task(words):

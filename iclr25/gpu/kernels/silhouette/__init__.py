@@ -50,13 +50,14 @@ def cluster_distance_sums_cuda(x, labels, n_clusters: int):
 
 
 def cluster_distance_sums(x, labelings, device: str = "cpu") -> list[np.ndarray]:
-    """[S_p (n, C_p)] for each labeling; the kernel on ``device="cuda"`` (C_p <= 32)."""
-    labelings = np.atleast_2d(np.asarray(labelings))
-    if device != "cuda":
-        return cluster_distance_sums_cpu(x, labelings)
+    """[S_p (n, C_p)] for each labeling; the kernel on ``device="cuda"`` when CuPy is
+    installed (labelings with more than 32 clusters use the CPU path)."""
     from iclr25.gpu import get_cupy
 
-    cp = get_cupy()
+    labelings = np.atleast_2d(np.asarray(labelings))
+    cp = get_cupy() if device == "cuda" else None
+    if cp is None:  # CPU, or CUDA through torch without CuPy: the float64 CPU path
+        return cluster_distance_sums_cpu(x, labelings)
     x_dev = cp.asarray(np.asarray(x, dtype=np.float32))
     out = []
     for labels in labelings:
