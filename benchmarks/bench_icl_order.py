@@ -43,14 +43,35 @@ def _setup():
     return lm, task, encode_task(lm.tokenizer, task)
 
 
+def _summary(records: list[dict], evaluations: int) -> dict:
+    correct = sum(r["correct"] for r in records)
+    return {
+        "accuracy": correct / len(records),
+        "evaluations": evaluations,
+        "mean_entropy": float(np.mean([r["entropy"] for r in records])),
+        "per_query": records,
+    }
+
+
 def _search_comparison(lm, task, encoded, queries: int) -> tuple[dict, dict]:
-    from iclr25.core.icl_order.search import SearchConfig, plan_queries, search_method
+    from iclr25.core.icl_order.search import Plan, SearchConfig, plan_queries, search_method
 
     cfg = SearchConfig(method="cluster", k=4, n_candidates=8, queries=queries)
     plan = plan_queries(lm, encoded, cfg, seed=0)
-    results, seconds = {}, {}
-    for method in ("cluster", "exhaustive", "random"):
-        results[method], seconds[method] = search_method(lm, encoded, plan, cfg, method, seed=0)
+    # cluster and exhaustive alternate query by query, so that load from other processes
+    # on a shared machine hits both alike; random (no search) runs once over all queries
+    records = {"cluster": [], "exhaustive": []}
+    seconds = {"cluster": 0.0, "exhaustive": 0.0}
+    evaluations = {"cluster": 0, "exhaustive": 0}
+    for q, candidates in zip(plan.queries, plan.candidates, strict=True):
+        one = Plan([q], [candidates], shared=False)
+        for method in records:
+            r, t = search_method(lm, encoded, one, cfg, method, seed=0)
+            records[method] += r["per_query"]
+            seconds[method] += t
+            evaluations[method] += r["evaluations"]
+    results = {m: _summary(recs, evaluations[m]) for m, recs in records.items()}
+    results["random"], seconds["random"] = search_method(lm, encoded, plan, cfg, "random", seed=0)
     cluster, exhaustive = results["cluster"]["per_query"], results["exhaustive"]["per_query"]
     ratios = {
         "time_saved_cluster_vs_exhaustive": 1 - seconds["cluster"] / seconds["exhaustive"],

@@ -27,6 +27,9 @@ def test_bare_analysis_json(cli):
     assert r["search"]["evaluations_saved_vs_exhaustive"] == pytest.approx(0.5)
     assert r["model"] == "embedded" and r["task"] == "symbolic"
     assert doc["timings"]["scoring_s"] > 0 and "load_s" in doc["timings"]
+    from iclr25.commands.icl_order import DEMO
+
+    assert "fewer evaluations" in DEMO[0].headline(doc)
 
 
 def test_cluster_json_plots_and_no_overwrite(cli, tmp_path):
