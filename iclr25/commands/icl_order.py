@@ -299,7 +299,7 @@ def analysis(
     if quick:
         draws, queries = min(draws, 8), min(queries, 16)
     cfg = AnalysisConfig(
-        ClusterConfig(k=k, draws=draws),
+        ClusterConfig(k=k, draws=draws, projection="pca"),  # PCA: no UMAP start-up cost
         SearchConfig(
             method="cluster",
             k=k,
@@ -366,8 +366,11 @@ def cluster(
         bool, typer.Option(help="Above --max-orderings, embed a seeded sample.")
     ] = False,
     projection: Annotated[
-        str, typer.Option(help="Plot projection: pca | umap (if installed).")
-    ] = "pca",
+        str,
+        typer.Option(
+            help="Plot projection: auto (UMAP if umap-learn is installed, else PCA) | pca | umap."
+        ),
+    ] = "auto",
     template: Template = None,
     label_words: LabelWords = None,
     text_column: TextColumn = "text",
@@ -385,7 +388,9 @@ def cluster(
     from iclr25.core.icl_order.cluster_analysis import ClusterConfig, analyze_clustering, validate
 
     require(
-        projection in ("pca", "umap"), f"--projection {projection} is unknown", "use pca or umap"
+        projection in ("auto", "pca", "umap"),
+        f"--projection {projection} is unknown",
+        "use auto, pca or umap",
     )
     cfg = ClusterConfig(
         k=k,

@@ -10,10 +10,34 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1"}  # the test machine is shared; spinning th
 SMALL = ("--k", "3", "--candidates", "4", "--queries", "4")
 
 
-def test_bare_analysis_json(cli):
-    result = cli(
-        "icl-order", "--quick", "--draws", "2", *SMALL, "--json", "--quiet", env=ONE_THREAD
+@pytest.fixture(scope="module")
+def user_model(tmp_path_factory):
+    """A user's model folder: a tiny random Llama saved with save_pretrained."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from iclr25.core.icl_order.models import embedded_model_path
+
+    path = tmp_path_factory.mktemp("my-llm")
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_path(), local_files_only=True)
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer.get_vocab()),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=256,
+        pad_token_id=tokenizer.pad_token_id,
     )
+    LlamaForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def test_bare_analysis_on_a_user_model(cli, user_model):
+    args = ("--model", user_model, "--quick", "--draws", "2", *SMALL, "--json", "--quiet")
+    result = cli("icl-order", *args, env=ONE_THREAD)
     assert result.returncode == 0, result
     doc = result.json()
     assert doc["command"] == "icl-order"
@@ -25,7 +49,7 @@ def test_bare_analysis_json(cli):
     assert comparison["cluster"]["evaluations"] == 4 * 4 * 3
     assert comparison["exhaustive"]["evaluations"] == 4 * 24
     assert r["search"]["evaluations_saved_vs_exhaustive"] == pytest.approx(0.5)
-    assert r["model"] == "embedded" and r["task"] == "symbolic"
+    assert r["model"] == str(user_model) and r["task"] == "symbolic"
     assert doc["timings"]["scoring_s"] > 0 and "load_s" in doc["timings"]
     from iclr25.commands.icl_order import DEMO
 

@@ -35,7 +35,7 @@ class ClusterConfig:
     max_orderings: int = 5040  # 7!: above it, --sample embeds a seeded sample
     sample: bool = False
     layer: int = -1  # hidden_states index: -1 = final layer
-    projection: str = "pca"  # "pca" or "umap" (when installed) for the plot
+    projection: str = "auto"  # plot: "umap" when installed ("auto"), else "pca"
 
 
 @dataclass

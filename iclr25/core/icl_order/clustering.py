@@ -79,8 +79,9 @@ def summarise_positions(values: list[float]) -> dict[str, float]:
 
 
 def project_2d(x: np.ndarray, method: str = "pca", seed: int = 0) -> tuple[np.ndarray, str]:
-    """2-D coordinates for the plot: UMAP when asked and installed, else PCA (SVD)."""
-    if method == "umap":
+    """2-D coordinates for the plot and the method used: UMAP for "umap" or "auto" when
+    umap-learn is installed (it is optional, not a dependency), else PCA (SVD)."""
+    if method in ("umap", "auto") and len(x) > 15:
         try:
             import umap  # optional, not a dependency
 
