@@ -71,7 +71,7 @@ def validate(cfg: ClusterConfig, pool_size: int | None = None) -> None:
         raise UsageError(f"--draws {cfg.draws} is not positive", "use 1 or more (20 by default)")
     if cfg.max_orderings < 2:
         raise UsageError(f"--max-orderings {cfg.max_orderings} is below 2", "use 2 or more")
-    if math.factorial(cfg.k) > cfg.max_orderings and not cfg.sample:
+    if not cfg.sample and (cfg.k > 20 or math.factorial(cfg.k) > cfg.max_orderings):
         all_orderings(cfg.k, cfg.max_orderings, cfg.sample, np.random.default_rng(0))  # raises
 
 

@@ -24,15 +24,21 @@ from iclr25.core.icl_order.prompts import EncodedTask
 from iclr25.errors import UsageError
 
 
+def format_count(n: float) -> str:
+    """``40,320``; huge counts in scientific notation (``2.43e+18``)."""
+    return f"{n:,}" if n < 1e12 else f"{float(n):.3g}"
+
+
 def all_orderings(k: int, max_orderings: int, sample: bool, rng: np.random.Generator):
     """Permutations of range(k): all k! (lexicographic) or a seeded sample of
     ``max_orderings`` distinct ones when k! is larger and ``sample`` is set."""
-    total = math.factorial(k)
+    total = math.factorial(k) if k <= 20 else math.inf  # 20! > 2e18 exceeds any cap
     if total <= max_orderings:
         return list(itertools.permutations(range(k)))
     if not sample:
+        count = format_count(math.factorial(k)) if k <= 170 else "more than 1e306"
         raise UsageError(
-            f"k={k} gives {total:,} orderings, above --max-orderings {max_orderings:,}",
+            f"k={k} gives {count} orderings, above --max-orderings {max_orderings:,}",
             f"pass --sample to embed a seeded sample of {max_orderings:,}, "
             "or raise --max-orderings",
         )

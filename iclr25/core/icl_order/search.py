@@ -277,8 +277,11 @@ class Estimate:
     seconds: float  # upper bound: naive scoring at the measured rate
 
     def describe(self, queries: int) -> str:
+        from iclr25.core.icl_order.embeddings import format_count
+
         return (
-            f"{self.evaluations:,} model evaluations ({queries} queries; {self.breakdown}), "
+            f"{format_count(self.evaluations)} model evaluations ({queries} queries; "
+            f"{self.breakdown}), "
             f"about {self.seconds / 60:,.1f} min at most (naive scoring at the measured "
             f"{self.evaluations / max(self.seconds, 1e-12):,.0f} evaluations/s)"
         )
@@ -287,7 +290,11 @@ class Estimate:
 def estimate_search(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, methods) -> Estimate:
     """Evaluations of ``methods`` and an upper bound of their time (one timed batch)."""
     total = sum(total_evaluations(_with(cfg, method=m)) for m in methods)
-    parts = " + ".join(f"{evaluations_per_query(_with(cfg, method=m)):,} {m}" for m in methods)
+    from iclr25.core.icl_order.embeddings import format_count
+
+    parts = " + ".join(
+        f"{format_count(evaluations_per_query(_with(cfg, method=m)))} {m}" for m in methods
+    )
     per_eval = estimate_seconds_per_evaluation(lm, encoded, cfg.k)
     return Estimate(total, parts + " per query", total * per_eval)
 

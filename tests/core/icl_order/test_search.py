@@ -177,3 +177,14 @@ def test_user_task_file_with_its_own_template(lm, tmp_path):
     ]
     r = run_search(lm, encoded, SearchConfig(k=2, n_candidates=3, queries=3), seed=0).results
     assert r["evaluations"] == 3 * 6 and len(r["per_query"]) == 3
+
+
+def test_fixed_set_orders_the_first_k_candidates(lm, encoded):
+    ranked = [11, 12, 13, 14, 15, 16]
+    orders = candidate_orderings("exhaustive", ranked, 3, True, None)
+    assert len(orders) == 6 and {frozenset(o) for o in orders} == {frozenset(ranked[:3])}
+    assert len(candidate_orderings("cluster", ranked, 3, True, None)) == 6  # k(k-1)
+    cfg = SearchConfig(method="cluster", k=4, n_candidates=6, queries=3, fixed_set=True)
+    r = run_search(lm, encoded, cfg, seed=0, compare=("exhaustive",)).results
+    assert r["evaluations"] == 3 * 12 and r["comparison"]["exhaustive"]["evaluations"] == 3 * 24
+    assert r["exhaustive_evaluations_per_query"] == 24
