@@ -8,23 +8,31 @@ thread count, deterministic algorithms). Run from the repository root::
 
 Data (generated on the fly, nothing downloaded): episodes of the synthetic world in
 ``iclr25/core/icl_order/synthetic.py``. Each training sequence is ``[BOS]`` followed by
-9 demonstrations in one of three templates: ``Input: {text}\\nLabel: {label}\\n`` (70 %),
-``Text: ...\\nCategory: ...`` (15 %) or ``Q: ...\\nA: ...`` (15 %). An episode picks 2, 3
-or 4 of the 6 categories (20/30/50 %) and restricts each category to 1, 2, 4 or all 16 of
-its words (20/20/20/40 %): repeated words make token-level induction easy to learn, which
-then carries over to whole categories. With probability 0.75 the labels are symbols
-assigned to the categories at random for that episode only (so they can only be read
-from the context), otherwise the categories' natural names. The loss is the
+9 demonstrations ``"{text} {label}\\n"`` whose text is one invented word. An episode
+picks 2, 3 or 4 of the 6 categories (20/30/50 %) and restricts each category to 1, 2, 4
+or all 16 of its words (20/20/20/40 %): repeated words make token-level induction easy
+to find, and it then carries over to whole categories. With probability 0.75 the labels
+are symbols assigned to the categories at random for that episode only (so they can only
+be read from the context), otherwise the categories' natural names. The loss is the
 cross-entropy of every label token, so one sequence trains all context sizes k = 0..8.
 
-Model: ``GPT2LMHeadModel``, 4 layers, width 64, 4 heads, 128 positions, a 137-word
-word-level tokenizer (``tokenizers`` WordLevel saved as a ``PreTrainedTokenizerFast``).
+Model: ``GPT2LMHeadModel``, 4 layers, width 128, 4 heads, 128 positions, 0.83 M
+parameters (3.3 MB of float32 safetensors), a 137-word word-level tokenizer
+(``tokenizers`` WordLevel saved as a ``PreTrainedTokenizerFast``).
 
-Training: AdamW (lr 2e-3, betas 0.9/0.98, weight decay 0.01), 200 warm-up steps then
-cosine decay to 10 %, batch 32, gradient clipping at 1.0, ``--steps`` (default 5000), one
-torch thread. The parameter count, wall time, steps/s and held-out accuracy by k
-(1000 four-class symbolic episodes from a seed never used in training) are printed and
-written next to the weights as ``training_log.json``; docs/icl-order.md quotes them.
+Training: AdamW (lr 1e-3, betas 0.9/0.98, weight decay 0.01), 200 warm-up steps then
+cosine decay to 10 %, batch 64, gradient clipping at 1.0, 2,500 steps, one torch thread:
+397 s on the shared 2-core build machine (torch 2.13, transformers 5.24). Held-out
+accuracy (1000 four-class symbolic episodes from a seed never used in training, among the
+episode's labels) rises from 0.28 at k = 0 to 0.54 (k = 1), 0.93 (k = 4), 0.98 (k = 8);
+in-context learning appears abruptly around step 700. Everything is printed and written
+next to the weights as ``training_log.json``.
+
+Why this format: in development runs with ``--templates mixed``
+(``"Input: {text}\\nLabel: {label}\\n"`` and two variants, the label four tokens after
+the text, and filler words before it) the model learned the natural
+labels perfectly but stayed at chance on symbolic ones for thousands of steps — no
+induction circuit formed within a CPU budget.
 """
 
 from __future__ import annotations
