@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "carbon_report",
     "dro_bound",
     "diffusion_at",
+    "icl_order",
 )
 
 

@@ -1,0 +1,190 @@
+"""Search methods: counts, the cluster optimum on first/last scorers, the budget."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from iclr25.core.icl_order.scoring import entropy
+from iclr25.core.icl_order.search import (
+    SearchConfig,
+    candidate_orderings,
+    cluster_count,
+    cluster_orderings,
+    exhaustive_count,
+    plan_queries,
+    run_search,
+)
+from iclr25.errors import UsageError
+
+
+def test_counts_known_answers():
+    # the paper's setting: n = 8, k = 4 -> P(8, 4) = 1680 vs 8 * 7 = 56 (96.7 % fewer)
+    assert exhaustive_count(8, 4) == 1680 and cluster_count(8, 4) == 56
+    assert exhaustive_count(8, 4, fixed_set=True) == 24 and cluster_count(8, 4, True) == 12
+    assert cluster_count(5, 1) == 5
+
+
+@pytest.mark.parametrize("n,k", [(8, 4), (5, 3), (6, 2), (4, 4), (3, 1)])
+def test_cluster_search_evaluates_exactly_n_times_n_minus_1(n, k):
+    ranked = list(range(100, 100 + n))
+    orders = cluster_orderings(ranked, k)
+    assert len(orders) == len(set(orders)) == cluster_count(n, k)
+    assert all(len(o) == k and len(set(o)) == k for o in orders)
+    if k >= 2:  # every (first, last) pair exactly once
+        assert sorted((o[0], o[-1]) for o in orders) == sorted(itertools.permutations(ranked, 2))
+    exhaustive = candidate_orderings("exhaustive", ranked, k, False, None)
+    assert len(exhaustive) == math.perm(n, k) and set(orders) <= set(exhaustive)
+
+
+def test_middle_rule_takes_best_ranked_rest_in_rank_order():
+    assert cluster_orderings([7, 3, 9, 1, 5], 4)[:2] == [(7, 9, 1, 3), (7, 3, 1, 9)]
+
+
+def _toy_logits(table: np.ndarray, orders) -> np.ndarray:
+    """Label logits that depend only on (first, last): confidence table[first, last]."""
+    conf = np.array([table[o[0], o[-1]] for o in orders])
+    return np.stack([conf, np.zeros_like(conf)], axis=1)  # (O, 2): higher conf, lower H
+
+
+@given(st.integers(3, 7), st.integers(2, 4), st.integers(0, 2**32 - 1))
+def test_cluster_finds_the_exhaustive_optimum_of_a_first_last_scorer(n, k, seed):
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    table = rng.normal(size=(n, n)) * 3
+    ranked = list(rng.permutation(n))
+    exhaustive = candidate_orderings("exhaustive", ranked, k, False, None)
+    cluster = cluster_orderings(ranked, k)
+    best_exhaustive = entropy(_toy_logits(table, exhaustive)).min()
+    best_cluster = entropy(_toy_logits(table, cluster)).min()
+    assert best_cluster == pytest.approx(best_exhaustive, abs=1e-12)
+
+
+def test_a_middle_dependent_scorer_can_beat_cluster_search():
+    """Sanity of the test above: when the middle matters, cluster search can miss."""
+    ranked = [0, 1, 2, 3, 4]
+    exhaustive = candidate_orderings("exhaustive", ranked, 3, False, None)
+    middle_score = lambda orders: np.array([[10.0 * (o[1] == 4), 0.0] for o in orders])  # noqa: E731
+    assert (
+        entropy(middle_score(exhaustive)).min()
+        < entropy(middle_score(cluster_orderings(ranked, 3))).min()
+    )
+
+
+def test_run_search_counts_evaluations_and_is_deterministic(lm, encoded):
+    cfg = SearchConfig(method="cluster", k=3, n_candidates=4, queries=6)
+    out = run_search(lm, encoded, cfg, seed=1, compare=("exhaustive", "random"))
+    r = out.results
+    assert r["evaluations"] == 6 * 4 * 3
+    assert r["comparison"]["exhaustive"]["evaluations"] == 6 * math.perm(4, 3)
+    assert r["comparison"]["random"]["evaluations"] == 6
+    assert r["evaluations_saved_vs_exhaustive"] == pytest.approx(1 - 12 / 24)
+    assert {"scoring_s", "scoring_cluster_s", "scoring_exhaustive_s"} <= set(out.timings)
+    assert len(r["per_query"]) == 6 and all(len(q["order"]) == 3 for q in r["per_query"])
+    again = run_search(lm, encoded, cfg, seed=1, compare=("exhaustive", "random")).results
+    assert again == r
+
+
+def test_prefix_cache_and_naive_choose_the_same(lm, encoded):
+    cfg = SearchConfig(method="exhaustive", k=3, n_candidates=5, queries=4)
+    cached = run_search(lm, encoded, cfg, seed=2).results
+    naive = run_search(
+        lm, encoded, SearchConfig(**{**cfg.__dict__, "prefix_cache": False}), seed=2
+    ).results
+    assert [q["order"] for q in cached["per_query"]] == [q["order"] for q in naive["per_query"]]
+    assert cached["accuracy"] == naive["accuracy"]
+
+
+def test_shared_candidates_equal_per_query_scoring(lm, encoded):
+    cfg = SearchConfig(method="exhaustive", k=2, n_candidates=4, queries=5, selection="shared")
+    plan = plan_queries(lm, encoded, cfg, seed=3)
+    assert plan.shared and len(plan.candidates) == 1
+    shared = run_search(lm, encoded, cfg, seed=3).results["per_query"]
+    from iclr25.core.icl_order.search import Plan, search_method
+
+    separate = Plan(plan.queries, [plan.candidates[0]] * 5, shared=False)
+    one_by_one, _ = search_method(lm, encoded, separate, cfg, "exhaustive", seed=3)
+    assert [q["order"] for q in shared] == [q["order"] for q in one_by_one["per_query"]]
+    assert [q["entropy"] for q in shared] == pytest.approx(
+        [q["entropy"] for q in one_by_one["per_query"]], abs=1e-4
+    )
+
+
+def test_similar_selection_ranks_by_cosine(lm, encoded):
+    from iclr25.core.icl_order.embeddings import embed_prompts
+
+    cfg = SearchConfig(k=2, n_candidates=3, queries=2, selection="similar")
+    plan = plan_queries(lm, encoded, cfg, seed=0)
+    q = plan.queries[0]
+    x = embed_prompts(lm, [encoded.prefix + encoded.queries[i] for i in [q, *plan.candidates[0]]])
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    sims = x[1:] @ x[0]
+    assert all(a >= b - 1e-5 for a, b in zip(sims[:-1], sims[1:], strict=True))  # descending
+    assert q not in plan.candidates[0]
+
+
+def test_bad_configs(lm, encoded):
+    with pytest.raises(UsageError, match="--k 5 is larger than --candidates 4"):
+        run_search(lm, encoded, SearchConfig(k=5, n_candidates=4), seed=0)
+    with pytest.raises(UsageError, match="exceed the task's 512 examples"):
+        run_search(lm, encoded, SearchConfig(queries=510), seed=0)
+    with pytest.raises(UsageError, match="unknown --method"):
+        run_search(lm, encoded, SearchConfig(method="greedy"), seed=0)
+    with pytest.raises(UsageError, match="unknown --selection"):
+        run_search(lm, encoded, SearchConfig(selection="bm25"), seed=0)
+
+
+def test_budget_refusal_says_the_estimate(lm, encoded):
+    cfg = SearchConfig(
+        method="exhaustive", k=4, n_candidates=8, queries=200, max_evaluations=10_000
+    )
+    with pytest.raises(
+        UsageError, match=r"336,000 model evaluations .* min .*evaluations/s"
+    ) as info:
+        run_search(lm, encoded, cfg, seed=0)
+    assert "--max-evaluations" in info.value.fix and "--method cluster" in info.value.fix
+
+
+def test_user_task_file_with_its_own_template(lm, tmp_path):
+    import json
+
+    from iclr25.core.icl_order.prompts import encode_task
+    from iclr25.core.icl_order.tasks import Template, load_task_file
+
+    words = ["bani", "bebu", "dozu", "dune", "bepe", "fabo", "bido", "fapa", "bira", "fedi"]
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"text": w, "label": "foo" if w[0] == "b" else "bar"}) + "\n" for w in words
+        )
+    )
+    task = load_task_file(path, Template.from_cli("Q: {text}\\nA: {label}\\n"))
+    encoded = encode_task(lm.tokenizer, task)
+    assert lm.tokenizer.convert_ids_to_tokens(encoded.demos[0]) == [
+        "Q",
+        ":",
+        "bani",
+        "\n",
+        "A",
+        ":",
+        "foo",
+        "\n",
+    ]
+    r = run_search(lm, encoded, SearchConfig(k=2, n_candidates=3, queries=3), seed=0).results
+    assert r["evaluations"] == 3 * 6 and len(r["per_query"]) == 3
+
+
+def test_fixed_set_orders_the_first_k_candidates(lm, encoded):
+    ranked = [11, 12, 13, 14, 15, 16]
+    orders = candidate_orderings("exhaustive", ranked, 3, True, None)
+    assert len(orders) == 6 and {frozenset(o) for o in orders} == {frozenset(ranked[:3])}
+    assert len(candidate_orderings("cluster", ranked, 3, True, None)) == 6  # k(k-1)
+    cfg = SearchConfig(method="cluster", k=4, n_candidates=6, queries=3, fixed_set=True)
+    r = run_search(lm, encoded, cfg, seed=0, compare=("exhaustive",)).results
+    assert r["evaluations"] == 3 * 12 and r["comparison"]["exhaustive"]["evaluations"] == 3 * 24
+    assert r["exhaustive_evaluations_per_query"] == 24

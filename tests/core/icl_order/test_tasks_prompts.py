@@ -1,0 +1,153 @@
+"""Templates, task files, label words and segment-wise prompt ids."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iclr25.core.icl_order import synthetic
+from iclr25.core.icl_order.prompts import encode_task, label_token_ids, special_prefix
+from iclr25.core.icl_order.tasks import (
+    Task,
+    Template,
+    builtin_task,
+    load_task_file,
+    parse_label_words,
+    resolve_task,
+)
+from iclr25.errors import InputError, UsageError
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("Input: {text}\n", r"\{label\} exactly once"),
+        ("Label: {label}\n", r"\{text\} exactly once"),
+        ("{label} {text}", "before"),
+        ("{text} {text} {label}", r"\{text\} exactly once"),
+    ],
+)
+def test_bad_templates(text, match):
+    with pytest.raises(UsageError, match=match):
+        Template(text)
+
+
+def test_template_pieces_known_answer():
+    t = Template.from_cli("Review: {text}\\nSentiment: {label}\\n")
+    assert t.demonstration("good", "positive") == "Review: good\nSentiment: positive\n"
+    assert t.query("good") == "Review: good\nSentiment:"  # trailing space moves to the label
+    assert t.label_continuation("positive") == " positive"
+
+
+def test_vocabulary_is_fixed():
+    words = synthetic.content_words()
+    assert len(words) == synthetic.N_CATEGORIES
+    assert all(len(w) == synthetic.WORDS_PER_CATEGORY for w in words)
+    # known answer: the first words of the fixed syllable walk
+    assert words[0][:3] == ["bani", "bebu", "bepe"]
+    assert len(synthetic.vocabulary()) == 137
+
+
+def test_builtin_task_is_seeded_and_balanced():
+    a, b = builtin_task("symbolic", seed=3), builtin_task("symbolic", seed=3)
+    assert a == b
+    assert len(a) == 512 and len(a.label_words) == 4
+    assert set(a.label_words) <= set(synthetic.SYMBOL_LABELS)
+    assert a.chance < 0.35
+    assert len(builtin_task("symbolic-binary").label_words) == 2
+    assert set(builtin_task("categories").label_words) <= set(synthetic.NATURAL_LABELS)
+
+
+def test_jsonl_and_csv_files(tmp_path):
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text('{"text": "great", "label": 1}\n\n{"text": "awful", "label": 0}\n')
+    task = load_task_file(jsonl, label_words=parse_label_words("0=bad,1=good"))
+    assert task.texts == ("great", "awful") and task.label_words == ("good", "bad")
+    assert task.labels == (0, 1)
+    csv_file = tmp_path / "t.csv"
+    csv_file.write_text("sentence,y\nhello,a\nbye,b\n")
+    task = load_task_file(csv_file, text_column="sentence", label_column="y")
+    assert task.label_words == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ('{"text": "a", "label": "x"}\n{"text": "b"\n', "line 2 is not valid JSON"),
+        ('{"text": "a", "label": "x"}\n{"text": "b"}\n', "line 2 has no 'label'"),
+        ("[1, 2]\n", "line 1 is not a JSON object"),
+        ("", "no examples"),
+        ('{"text": "a", "label": "x"}\n{"text": "b", "label": "x"}\n', "only one label"),
+    ],
+)
+def test_malformed_jsonl_names_file_and_line(tmp_path, content, match):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(InputError, match=match) as info:
+        load_task_file(path)
+    assert str(path) in info.value.what
+
+
+def test_csv_without_column_and_missing_files(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("text,target\nx,1\n")
+    with pytest.raises(InputError, match="no 'label' column") as info:
+        load_task_file(path)
+    assert "--label-column" in info.value.fix
+    with pytest.raises(InputError, match="does not exist"):
+        load_task_file(tmp_path / "missing.jsonl")
+    other = tmp_path / "t.txt"
+    other.write_text("x")
+    with pytest.raises(InputError, match="neither"):
+        load_task_file(other)
+    with pytest.raises(UsageError, match="unknown task"):
+        resolve_task("sentiment")
+    with pytest.raises(UsageError, match="VALUE=WORD"):
+        parse_label_words("negative")
+
+
+def test_unmapped_label_values(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"text": "a", "label": "0"}\n{"text": "b", "label": "2"}\n')
+    with pytest.raises(InputError, match=r"labels \['2'\]"):
+        load_task_file(path, label_words={"0": "no"})
+
+
+def test_special_prefix_and_prompt_ids(lm, task, encoded):
+    vocab = lm.tokenizer.get_vocab()
+    assert special_prefix(lm.tokenizer) == [vocab[synthetic.BOS]]
+    # known answer: the built-in template "{text} {label}\n" is <word> <label> \n
+    for i in range(5):
+        tokens = lm.tokenizer.convert_ids_to_tokens(encoded.demos[i])
+        assert tokens == [task.texts[i], task.label_words[task.labels[i]], "\n"]
+        assert lm.tokenizer.convert_ids_to_tokens(encoded.queries[i]) == [task.texts[i]]
+    ids = encoded.prompt((3, 1), 7)
+    assert ids == encoded.prefix + encoded.demos[3] + encoded.demos[1] + encoded.queries[7]
+
+
+def _task(words):
+    return Task("t", ("bani", "dozu"), (0, 1), tuple(words))
+
+
+def test_label_words_must_be_known_single_distinct_tokens(lm):
+    assert len(label_token_ids(lm.tokenizer, _task(["foo", "bar"]))) == 2
+    with pytest.raises(InputError, match="'positive' is not in the tokenizer's vocabulary"):
+        label_token_ids(lm.tokenizer, _task(["foo", "positive"]))
+    with pytest.raises(InputError, match="'foo bar' is not a single token"):
+        label_token_ids(lm.tokenizer, _task(["foo bar", "baz"]))
+
+
+def test_encode_task_round_trip(lm, task):
+    encoded = encode_task(lm.tokenizer, task)
+    assert len(encoded.demos) == len(task) and encoded.labels == list(task.labels)
+    words = lm.tokenizer.convert_ids_to_tokens(encoded.label_ids)
+    assert tuple(words) == task.label_words
+
+
+def test_file_task_round_trips_through_json(tmp_path):
+    path = tmp_path / "t.jsonl"
+    rows = [{"text": f"t{i}", "label": "ab"[i % 2]} for i in range(6)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    task = resolve_task(str(path))
+    assert len(task) == 6 and task.chance == 0.5
