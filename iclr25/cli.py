@@ -22,16 +22,16 @@ from iclr25 import __version__
 
 #: Command modules in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
+    "icl_order",
+    "diffusion_at",
+    "dro_bound",
+    "bandit_replicable",
+    "style_check",
+    "carbon_report",
+    "gpu_bench",
     "info",
     "cite",
     "demo",
-    "bandit_replicable",
-    "gpu_bench",
-    "style_check",
-    "carbon_report",
-    "dro_bound",
-    "diffusion_at",
-    "icl_order",
 )
 
 
