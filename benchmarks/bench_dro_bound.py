@@ -18,7 +18,7 @@ radius ρ = 0.01 (skwdro's default), intercept fitted, Gaussian-classes data.
 Objectives are compared with our exact evaluator (:func:`linear_robust_risk`); the stated
 tolerance for "same objective" is a relative gap ≤ 1e-4. BLAS and torch run single-threaded
 in this process, for us and the peers alike: on a busy 2-core machine multi-threading made
-every solver slower (see :mod:`iclr25.core.dro_bound.threads`).
+every solver slower (see :mod:`iclr25.threads`).
 Ratios are peer seconds / our seconds, measured in the same run.
 """
 

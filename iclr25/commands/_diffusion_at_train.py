@@ -18,12 +18,9 @@ def limit_threads(kind: str) -> None:
     (docs/diffusion-at.md)."""
     import os
 
-    import torch
+    from iclr25.threads import set_torch_threads
 
-    if "OMP_NUM_THREADS" in os.environ:
-        return
-    half = max(1, (os.cpu_count() or 1) // 2)
-    torch.set_num_threads(1 if kind == "points" else min(half, torch.get_num_threads()))
+    set_torch_threads(1 if kind == "points" else max(1, (os.cpu_count() or 1) // 2))
 
 
 def _progress_callback(advance, every: int = 10):

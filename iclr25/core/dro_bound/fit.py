@@ -35,8 +35,8 @@ from iclr25.core.dro_bound.costs import TransportCost
 from iclr25.core.dro_bound.entropic import EntropicConfig, draw_reference, minimize_entropic_dual
 from iclr25.core.dro_bound.losses import Loss
 from iclr25.core.dro_bound.models import LinearModel
-from iclr25.core.dro_bound.threads import small_problem_threads
 from iclr25.errors import UsageError
+from iclr25.threads import small_problem_threads
 
 
 @dataclass(frozen=True)

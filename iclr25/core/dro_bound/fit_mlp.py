@@ -29,8 +29,8 @@ from iclr25.core.dro_bound.entropic import EntropicConfig, draw_reference
 from iclr25.core.dro_bound.inner_max import _propose, feature_cost_torch
 from iclr25.core.dro_bound.losses import Loss
 from iclr25.core.dro_bound.models import MLPModel
-from iclr25.core.dro_bound.threads import small_problem_threads
 from iclr25.errors import UsageError
+from iclr25.threads import small_problem_threads
 
 
 @dataclass(frozen=True)

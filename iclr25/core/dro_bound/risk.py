@@ -29,8 +29,8 @@ from iclr25.core.dro_bound.inner_max import (
     inner_maximize,
 )
 from iclr25.core.dro_bound.models import LinearModel, Model
-from iclr25.core.dro_bound.threads import small_problem_threads
 from iclr25.errors import UsageError
+from iclr25.threads import small_problem_threads
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ hide the difference.
 from __future__ import annotations
 
 import inspect
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iclr25.errors import InputError, UsageError
+from iclr25.threads import set_torch_threads
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 
@@ -169,10 +169,8 @@ def load_model(cfg: ModelConfig) -> LoadedModel:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # stderr belongs to our progress bar and errors
-    if cfg.model is None and "OMP_NUM_THREADS" not in os.environ:
-        # the embedded model's matrices are tiny (width 64): intra-op threads gain nothing
-        # and, on a busy machine, their spin-waiting made scoring 10x slower (measured)
-        torch.set_num_threads(1)
+    if cfg.model is None:  # the embedded model is tiny: one thread (iclr25.threads)
+        set_torch_threads(1)
 
     tokenizer = _load_tokenizer(source, cfg)
     model = _load_weights(source, cfg)

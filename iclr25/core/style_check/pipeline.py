@@ -29,8 +29,8 @@ from iclr25.core.style_check.tagmatch import (
     shared_tags,
 )
 from iclr25.core.style_check.tags import AttributeBinner, TagMatrix, ZeroShotTagger
-from iclr25.core.style_check.threads import blas_threads_for
 from iclr25.errors import InputError, UsageError
+from iclr25.threads import small_problem_threads
 
 Progress = Callable[..., None] | None
 TAG_SOURCES = ("auto", "attributes", "zero-shot", "both")
@@ -51,7 +51,7 @@ def run_unique(
     db_path: Path, config: DeepMatchConfig, seed: int, device: str, on_progress: Progress = None
 ) -> dict:
     ref = load_references(db_path)
-    with blas_threads_for(ref.embeddings.size):
+    with small_problem_threads(ref.embeddings.size, threshold=4_000_000):
         results = evaluate_uniqueness(
             ref.embeddings,
             ref.artists,
@@ -291,7 +291,7 @@ def run_check(
     works, X_gen, A_gen, skipped = embed_generated(
         encoder, listing.works, request.max_pixels, request.batch_size, on_progress
     )
-    with blas_threads_for(ref.embeddings.size):
+    with small_problem_threads(ref.embeddings.size, threshold=4_000_000):
         groups = ref.encoder.feature_groups
         att = fit_attributor(ref.embeddings, ref.artists, groups, config, seed, device)
         out = attribute(att, X_gen, config, device)

@@ -55,15 +55,3 @@ def test_contact_sheet_geometry_and_placeholders():
 def test_spread_takes_artists_in_turn():
     images = [{"made_for": a, "i": i} for i, a in enumerate("aaabbc")]
     assert [r["i"] for r in spread(images, 5)] == [0, 3, 5, 1, 4]
-
-
-def test_blas_threads_limited_for_small_problems():
-    from threadpoolctl import threadpool_info
-
-    from iclr25.core.style_check.threads import SMALL_ELEMENTS, blas_threads_for
-
-    with blas_threads_for(100):
-        assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
-    before = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
-    with blas_threads_for(SMALL_ELEMENTS):
-        assert [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"] == before
