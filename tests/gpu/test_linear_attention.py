@@ -8,8 +8,6 @@ import re
 
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from iclr25.gpu.kernels import linear_attention as lin
 from iclr25.gpu.kernels.linear_attention import (
@@ -70,20 +68,6 @@ def test_chunked_equals_definition(n, chunk, decay):
 def test_chunked_handles_empty_sequences():
     q, k, v = _qkv(1, 2, 0, 8, 4)
     assert linear_attention_chunked(q, k, v).shape == (1, 2, 0, 4)
-
-
-@given(st.integers(1, 40), st.floats(0.0, 3.0))
-def test_property_outputs_are_linear_in_v_and_causal(n, slope):
-    q, k, v = _qkv(1, 1, n, 4, 3, seed=n)
-    slopes = torch.tensor([slope], dtype=torch.float64)
-    o = linear_attention_chunked(q, k, v, slopes, chunk=8)
-    assert_close(
-        linear_attention_chunked(q, k, 2.5 * v, slopes, chunk=8), 2.5 * o, rtol=1e-9, atol=1e-9
-    )
-    v2 = v.clone()
-    v2[:, :, -1] += 1.0  # changing the last value cannot change earlier outputs
-    o2 = linear_attention_chunked(q, k, v2, slopes, chunk=8)
-    assert_close(o2[:, :, :-1], o[:, :, :-1], rtol=0, atol=1e-12)
 
 
 def test_large_decay_keeps_only_the_diagonal():
