@@ -111,6 +111,8 @@ GPU_SHAPES = [
     (2, 2, 200, 128, 64),
     (1, 4, 1000, 128, 128),
     (2, 8, 4096, 64, 128),
+    (1, 2, 70, 64, 8),  # D_v below one 64-column block
+    (1, 1, 130, 128, 136),  # three D_v blocks, the last one 8 wide
 ]
 
 
