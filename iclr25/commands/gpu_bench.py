@@ -292,7 +292,23 @@ def gpu_bench(
         rows = results if isinstance(results, list) else results.get("cpu_reference", [])
         kernels = [] if isinstance(results, list) else results.get("kernels", [])
         save_table(save, rows, kernels, run.device.name, run.options.overwrite)
+    _plot(results, run)
     run.finish(results, config, _render)
+
+
+def _plot(results, run: Run) -> None:
+    """``throughput.png`` in --out: ours and the references per case (when there are rows)."""
+    rows = results if isinstance(results, list) else results.get("cpu_reference") or []
+    if not run.wants_artifacts or not rows:
+        return
+    from iclr25.core.gpu_bench.plots import throughput_figure
+
+    try:
+        figure = throughput_figure(rows, gpu=isinstance(results, list))
+    except ImportError as exc:  # a bare GPU box without matplotlib: the tables still count
+        run.warn(f"no throughput.png in --out ({exc}): pip install matplotlib")
+        return
+    run.save_plot(figure, "throughput.png")
 
 
 def _preflight(save: Path | None, baseline: Path | None, run: Run) -> dict | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -64,6 +65,21 @@ def test_no_compile_reports_the_cache_without_compiling(cli, tmp_path):
     assert not (tmp_path / "compile").exists() or not list((tmp_path / "compile").iterdir())
     (row,) = res["cpu_reference"]
     assert row["shape"] == "M=64 N=64 K=64" and row["reference"] == "torch.matmul (fp32, CPU)"
+
+
+def test_out_holds_the_throughput_plot_and_degrades_without_matplotlib(cli, tmp_path):
+    args = ("gpu-bench", "--no-compile", *TINY, "--ops", "gemm", "--json")
+    result = cli(*args, "--out", tmp_path / "run")
+    assert result.returncode == 0, result
+    png = tmp_path / "run" / "throughput.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bare = Path(__file__).parents[1] / "gpu" / "bare_python"  # makes matplotlib unimportable
+    env = {"PYTHONPATH": str(bare), "ICLR25_BLOCK_IMPORTS": "matplotlib"}
+    result = cli(*args, "--out", tmp_path / "bare", env=env)
+    assert result.returncode == 0, result
+    assert any("no throughput.png" in w for w in result.json()["warnings"])
+    assert (tmp_path / "bare" / "result.json").exists()
+    assert not (tmp_path / "bare" / "throughput.png").exists()
 
 
 def test_save_then_compare_with_a_baseline(cli, tmp_path):
