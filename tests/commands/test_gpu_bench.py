@@ -24,7 +24,8 @@ def test_bare_command_runs_without_arguments(cli):
 
 def test_default_run_compiles_every_kernel_and_times_the_cpu_references(cli):
     ops = "gemm,attention,linear-attention,pairwise_sqdist"
-    result = cli("gpu-bench", "--json", *TINY, "--ops", ops, timeout=900)
+    quick = ("--quick", "--head-dim", "64", "--repeats", "2", "--warmup", "0")  # CPU quick sizes
+    result = cli("gpu-bench", "--json", *quick, "--ops", ops, timeout=900)
     assert result.returncode == 0, result
     doc = result.json()
     assert any("no CUDA device found" in w for w in doc["warnings"])
@@ -105,6 +106,7 @@ def test_save_then_compare_with_a_baseline(cli, tmp_path):
         (("--head-dim", "96"), "64 or 128"),
         (("--ops", "attention", "--sizes", "0"), "not a sequence length"),
         (("--ops", "gemm", "--sizes", "12x34"), "MxNxK"),
+        (("--ops", "gemm,pairwise_sqdist", "--sizes", "64"), "--sizes does not apply"),
         (("--ops", "gemm", "--sizes", "300000"), "GiB of host memory"),
         (("--repeats", "0"), "--repeats"),
         (("--baseline", "/nonexistent/table.json"), "does not exist"),

@@ -345,5 +345,12 @@ def run_cpu_reference(config: GpuBenchConfig, on_progress=None) -> tuple[list[di
 
 
 def count_cases(config: GpuBenchConfig, device: str) -> int:
+    """How many cases a run has; on the CPU also refuses sizes that do not fit in memory,
+    so a bad request fails before the compile check."""
     names = requested_ops(config)
-    return len(ops.expand_cases(names, list(config.sizes) or None, config.options, device))
+    cases = ops.expand_cases(names, list(config.sizes) or None, config.options, device)
+    if device == "cpu":
+        facts = cpu_facts()
+        for case in cases:
+            plan_sets(case, facts)
+    return len(cases)

@@ -274,11 +274,11 @@ def expand_cases(
         if op in FIRST_CLASS:
             for size in sizes or DEFAULT_SIZES[op][(device, opts.quick)]:
                 cases.extend(FIRST_CLASS[op](size, opts, device))
+        elif sizes:  # refused on any device, so a CPU dry run catches it too
+            raise UsageError(
+                f"--sizes does not apply to the hot-path op {op}",
+                "leave --sizes out or drop the op from --ops",
+            )
         elif device == "cuda":
-            if sizes:
-                raise UsageError(
-                    f"--sizes does not apply to the hot-path op {op}",
-                    "leave --sizes out or drop the op from --ops",
-                )
             cases.extend(hot_path_cases(op, opts.quick))
     return cases

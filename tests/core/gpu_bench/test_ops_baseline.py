@@ -81,6 +81,8 @@ def test_batch_times_heads_beyond_the_grid_limit_is_refused_up_front():
 def test_sizes_do_not_apply_to_hot_paths():
     with pytest.raises(UsageError, match="--sizes does not apply"):
         ops.expand_cases(["pairwise_sqdist"], ["100"], ops.OpOptions(), "cuda")
+    with pytest.raises(UsageError, match="--sizes does not apply"):  # also on a CPU dry run
+        ops.expand_cases(["gemm", "pairwise_sqdist"], ["100"], ops.OpOptions(), "cpu")
 
 
 # --- baseline ---------------------------------------------------------------------------
