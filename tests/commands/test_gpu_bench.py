@@ -125,3 +125,36 @@ def test_help_lists_the_json_keys(cli):
     assert result.returncode == 0
     for key in ("ours_tflops", "reference_tflops", "ratio", "max_abs_err", "kernels", "spills"):
         assert key in result.stdout
+
+
+def _gpu_row(op, shape, reference, ref_tflops, note="", ok=True):
+    ours = 330.0
+    ratio = ours / ref_tflops if ref_tflops else None
+    return {"op": op, "shape": shape, "reference": reference, "ours_tflops": ours,
+            "reference_tflops": ref_tflops, "ratio": ratio, "pct_of_peak": 33.4,
+            "max_abs_err": 0.0123, "within_tolerance": ok, "note": note}  # fmt: skip
+
+
+def test_gpu_table_fits_100_columns_with_notes_as_footnotes():
+    from rich.console import Console
+
+    from iclr25.commands.gpu_bench import _render
+
+    why = "unavailable: ModuleNotFoundError: No module named 'fla'"
+    rows = [
+        _gpu_row("attention", "B=4 H=16 N=4096 D=128", "SDPA flash", 520.0),
+        _gpu_row("attention", "B=4 H=16 N=4096 D=128", "SDPA efficient", 380.0),
+        _gpu_row("linear-attention", "B=8 H=16 N=4096 D=128 decay=yes", "PyTorch chunked", 40.0,
+                 ok=False),
+        _gpu_row("linear-attention", "B=8 H=16 N=4096 D=128 decay=yes",
+                 "flash-linear-attention", None, note=why),
+    ]  # fmt: skip
+    console = Console(width=100, record=True)
+    _render(console, rows)
+    text = console.export_text()
+    table, _, footnotes = text.partition("└")
+    assert max(len(line) for line in table.splitlines()) <= 100
+    assert table.count("attention B=4") == 1  # the case is named once
+    assert "0.635" in table and "(!)" in table  # ratio 330 / 520; the row outside tolerance
+    assert "[1]" in table and "[1] linear-attention B=8 H=16 N=4096 D=128 decay=yes" in footnotes
+    assert why in footnotes
