@@ -111,13 +111,10 @@ def _build_config(
 def _cpu_results(config, run: Run, no_compile: bool) -> dict:
     from iclr25.core.gpu_bench import bench
 
-    bench.requested_ops(config)  # unknown ops fail before any work
+    total = bench.count_cases(config, "cpu")  # unknown ops and bad sizes fail before any work
     with run.timer("compile_s"):
         kernels = bench.compile_report(no_compile)
-    with (
-        run.timer("bench_s"),
-        run.progress("CPU references", total=bench.count_cases(config, "cpu")) as advance,
-    ):
+    with run.timer("bench_s"), run.progress("CPU references", total=total) as advance:
         rows, gpu_only = bench.run_cpu_reference(config, advance)
     note = (
         "our kernels need a CUDA device: the timings are the CPU references (fp32); ours_* are null"
@@ -176,18 +173,6 @@ def _table_rows(rows: list[dict], spec: list[tuple[str, str, float]]) -> list[di
     return out
 
 
-GPU_COLUMNS = [
-    ("op", "op", 1),
-    ("shape", "shape", 1),
-    ("reference", "reference", 1),
-    ("ours TFLOP/s", "ours_tflops", 1),
-    ("ref TFLOP/s", "reference_tflops", 1),
-    ("ratio", "ratio", 1),
-    ("% peak", "pct_of_peak", 1),
-    ("max err", "max_abs_err", 1),
-    ("ok", "within_tolerance", 1),
-    ("note", "note", 1),
-]
 CPU_COLUMNS = [
     ("op", "op", 1),
     ("shape", "shape", 1),
@@ -207,16 +192,48 @@ KERNEL_COLUMNS = [
 ]
 
 
+def _gpu_cells(row: dict, case: str, ref: str, baseline: bool) -> list[str]:
+    err = _fmt(row["max_abs_err"]) + (" (!)" if row["within_tolerance"] is False else "")
+    cells = [case, ref, _fmt(row["ours_tflops"]), _fmt(row["reference_tflops"])]
+    cells += [_fmt(row["ratio"]), _fmt(row["pct_of_peak"]), err]
+    if baseline:
+        change = row.get("change")
+        shown = "-" if change is None else f"{100 * change:+.1f}%"
+        cells.append(shown + (" regressed" if row.get("regression") else ""))
+    return cells
+
+
+def _render_gpu(console, rows: list[dict]) -> None:
+    """One line per (case, reference), the case named once; notes as footnotes below, so
+    the table fits 100 columns."""
+    from rich.table import Table
+
+    baseline = bool(rows) and "regression" in rows[0]
+    title = "gpu-bench: median TFLOP/s; ratio = ours / reference; (!) = outside tolerance"
+    table = Table(title=title, header_style="bold")
+    table.add_column("case", ratio=3)
+    table.add_column("reference", ratio=2, overflow="fold")
+    numeric = ["ours", "ref", "ratio", "% peak", "max err"] + (["vs baseline"] if baseline else [])
+    for header in numeric:
+        table.add_column(header, justify="right", no_wrap=True)
+    notes, previous = [], None
+    for row in rows:
+        case, ref = f"{row['op']} {row['shape']}", row["reference"] or "-"
+        if row["note"]:
+            notes.append(f"[{len(notes) + 1}] {case} | {ref}: {row['note']}")
+            ref += f" [{len(notes)}]"
+        table.add_row(*_gpu_cells(row, case if case != previous else "", ref, baseline))
+        previous = case
+    console.print(table)
+    for note in notes:
+        console.print(note, markup=False, soft_wrap=True)
+
+
 def _render(console, results) -> None:
     from iclr25.output import rows_table
 
     if isinstance(results, list):
-        columns = GPU_COLUMNS + (
-            [("change", "change", 1), ("regression", "regression", 1)]
-            if results and "regression" in results[0]
-            else []
-        )
-        console.print(rows_table(_table_rows(results, columns), title="gpu-bench (median TFLOP/s)"))
+        _render_gpu(console, results)
         return
     if results.get("note"):
         console.print(results["note"], markup=False)
@@ -292,7 +309,23 @@ def gpu_bench(
         rows = results if isinstance(results, list) else results.get("cpu_reference", [])
         kernels = [] if isinstance(results, list) else results.get("kernels", [])
         save_table(save, rows, kernels, run.device.name, run.options.overwrite)
+    _plot(results, run)
     run.finish(results, config, _render)
+
+
+def _plot(results, run: Run) -> None:
+    """``throughput.png`` in --out: ours and the references per case (when there are rows)."""
+    rows = results if isinstance(results, list) else results.get("cpu_reference") or []
+    if not run.wants_artifacts or not rows:
+        return
+    from iclr25.core.gpu_bench.plots import throughput_figure
+
+    try:
+        figure = throughput_figure(rows, gpu=isinstance(results, list))
+    except ImportError as exc:  # a bare GPU box without matplotlib: the tables still count
+        run.warn(f"no throughput.png in --out ({exc}): pip install matplotlib")
+        return
+    run.save_plot(figure, "throughput.png")
 
 
 def _preflight(save: Path | None, baseline: Path | None, run: Run) -> dict | None:

@@ -5,7 +5,10 @@ as ``numpy.uint64(tensor.data_ptr())`` and the kernel reads it as ``const unsign
 Launches go to torch's current stream (CuPy's launcher reads only ``stream.ptr``, so a
 two-field handle does; ``cupy.cuda.ExternalStream`` is deprecated in CuPy 14), so they are
 ordered with the torch work that produced the inputs and consumes the outputs. Kernels that
-use more than 48 KiB of dynamic shared memory get the opt-in attribute set once. CuPy
+use more than 48 KiB of dynamic shared memory get the opt-in attribute
+(``cudaFuncAttributeMaxDynamicSharedMemorySize``) set once per device, inside that device's
+context: CuPy keeps one function handle per device and the attribute belongs to the handle,
+so setting it on the current device only would make a launch on another GPU fail. CuPy
 launches a zero-sized grid as one block, so callers return early on empty problems.
 """
 
@@ -24,15 +27,29 @@ def ptr(tensor) -> np.uint64:
     return np.uint64(0 if tensor is None else tensor.data_ptr())
 
 
+#: (id(fn), device index) -> (fn, dynamic shared bytes allowed); fn is kept alive so its id
+#: is never reused
+_SMEM_OPT_IN: dict[tuple[int, int], tuple[object, int]] = {}
+
+
 @functools.cache
-def kernel_function(module_name: str, function: str, smem_bytes: int):
-    """The RawKernel ``function`` of kernel module ``module_name``, ready for ``smem_bytes``."""
+def kernel_function(module_name: str, function: str):
+    """The RawKernel ``function`` of kernel module ``module_name`` (compiled lazily)."""
     from iclr25.gpu.registry import load_module
 
-    fn = load_module(module_name).get_function(function)
-    if smem_bytes > DEFAULT_SMEM_LIMIT:
-        fn.max_dynamic_shared_size_bytes = smem_bytes
-    return fn
+    return load_module(module_name).get_function(function)
+
+
+def allow_dynamic_smem(fn, smem_bytes: int, index: int) -> None:
+    """Opt ``fn`` in to ``smem_bytes`` of dynamic shared memory on the current device
+    (``index``), once; nothing to do at or below the 48 KiB default."""
+    if smem_bytes <= DEFAULT_SMEM_LIMIT:
+        return
+    key = (id(fn), index)
+    if key in _SMEM_OPT_IN and _SMEM_OPT_IN[key][1] >= smem_bytes:
+        return
+    fn.max_dynamic_shared_size_bytes = smem_bytes
+    _SMEM_OPT_IN[key] = (fn, smem_bytes)
 
 
 class StreamHandle:
@@ -54,6 +71,7 @@ def launch(fn, grid: tuple, block: tuple, args: tuple, smem_bytes: int, device) 
     index = device.index if device.index is not None else torch.cuda.current_device()
     stream = StreamHandle(torch.cuda.current_stream(index).cuda_stream)
     with cupy.cuda.Device(index):
+        allow_dynamic_smem(fn, smem_bytes, index)
         fn(grid, block, args, shared_mem=smem_bytes, stream=stream)
 
 

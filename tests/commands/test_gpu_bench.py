@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,8 @@ def test_bare_command_runs_without_arguments(cli):
 
 def test_default_run_compiles_every_kernel_and_times_the_cpu_references(cli):
     ops = "gemm,attention,linear-attention,pairwise_sqdist"
-    result = cli("gpu-bench", "--json", *TINY, "--ops", ops, timeout=900)
+    quick = ("--quick", "--head-dim", "64", "--repeats", "2", "--warmup", "0")  # CPU quick sizes
+    result = cli("gpu-bench", "--json", *quick, "--ops", ops, timeout=900)
     assert result.returncode == 0, result
     doc = result.json()
     assert any("no CUDA device found" in w for w in doc["warnings"])
@@ -66,6 +68,21 @@ def test_no_compile_reports_the_cache_without_compiling(cli, tmp_path):
     assert row["shape"] == "M=64 N=64 K=64" and row["reference"] == "torch.matmul (fp32, CPU)"
 
 
+def test_out_holds_the_throughput_plot_and_degrades_without_matplotlib(cli, tmp_path):
+    args = ("gpu-bench", "--no-compile", *TINY, "--ops", "gemm", "--json")
+    result = cli(*args, "--out", tmp_path / "run")
+    assert result.returncode == 0, result
+    png = tmp_path / "run" / "throughput.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bare = Path(__file__).parents[1] / "gpu" / "bare_python"  # makes matplotlib unimportable
+    env = {"PYTHONPATH": str(bare), "ICLR25_BLOCK_IMPORTS": "matplotlib"}
+    result = cli(*args, "--out", tmp_path / "bare", env=env)
+    assert result.returncode == 0, result
+    assert any("no throughput.png" in w for w in result.json()["warnings"])
+    assert (tmp_path / "bare" / "result.json").exists()
+    assert not (tmp_path / "bare" / "throughput.png").exists()
+
+
 def test_save_then_compare_with_a_baseline(cli, tmp_path):
     table = tmp_path / "table.json"
     args = ("gpu-bench", "--no-compile", *TINY, "--ops", "gemm")
@@ -89,6 +106,7 @@ def test_save_then_compare_with_a_baseline(cli, tmp_path):
         (("--head-dim", "96"), "64 or 128"),
         (("--ops", "attention", "--sizes", "0"), "not a sequence length"),
         (("--ops", "gemm", "--sizes", "12x34"), "MxNxK"),
+        (("--ops", "gemm,pairwise_sqdist", "--sizes", "64"), "--sizes does not apply"),
         (("--ops", "gemm", "--sizes", "300000"), "GiB of host memory"),
         (("--repeats", "0"), "--repeats"),
         (("--baseline", "/nonexistent/table.json"), "does not exist"),
@@ -107,3 +125,36 @@ def test_help_lists_the_json_keys(cli):
     assert result.returncode == 0
     for key in ("ours_tflops", "reference_tflops", "ratio", "max_abs_err", "kernels", "spills"):
         assert key in result.stdout
+
+
+def _gpu_row(op, shape, reference, ref_tflops, note="", ok=True):
+    ours = 330.0
+    ratio = ours / ref_tflops if ref_tflops else None
+    return {"op": op, "shape": shape, "reference": reference, "ours_tflops": ours,
+            "reference_tflops": ref_tflops, "ratio": ratio, "pct_of_peak": 33.4,
+            "max_abs_err": 0.0123, "within_tolerance": ok, "note": note}  # fmt: skip
+
+
+def test_gpu_table_fits_100_columns_with_notes_as_footnotes():
+    from rich.console import Console
+
+    from iclr25.commands.gpu_bench import _render
+
+    why = "unavailable: ModuleNotFoundError: No module named 'fla'"
+    rows = [
+        _gpu_row("attention", "B=4 H=16 N=4096 D=128", "SDPA flash", 520.0),
+        _gpu_row("attention", "B=4 H=16 N=4096 D=128", "SDPA efficient", 380.0),
+        _gpu_row("linear-attention", "B=8 H=16 N=4096 D=128 decay=yes", "PyTorch chunked", 40.0,
+                 ok=False),
+        _gpu_row("linear-attention", "B=8 H=16 N=4096 D=128 decay=yes",
+                 "flash-linear-attention", None, note=why),
+    ]  # fmt: skip
+    console = Console(width=100, record=True)
+    _render(console, rows)
+    text = console.export_text()
+    table, _, footnotes = text.partition("└")
+    assert max(len(line) for line in table.splitlines()) <= 100
+    assert table.count("attention B=4") == 1  # the case is named once
+    assert "0.635" in table and "(!)" in table  # ratio 330 / 520; the row outside tolerance
+    assert "[1]" in table and "[1] linear-attention B=8 H=16 N=4096 D=128 decay=yes" in footnotes
+    assert why in footnotes

@@ -168,6 +168,15 @@ def test_kernel_agrees_with_sdpa():
 
 
 @pytest.mark.gpu
+def test_kernel_refuses_more_heads_than_grid_y_allows():
+    q = torch.zeros(65536, 1, 1, 64, device="cuda", dtype=torch.bfloat16)  # B x H = 65536
+    with pytest.raises(ValueError, match="exceeds 65535"):
+        attention_forward(q, q, q)
+    out = attention_forward(q[:65535], q[:65535], q[:65535])  # the limit itself runs
+    assert out.shape == (65535, 1, 1, 64) and not out.isnan().any()
+
+
+@pytest.mark.gpu
 def test_kernel_empty_query_and_zero_keys():
     q, k, v = _qkv(1, 2, 0, 5, 64, torch.bfloat16)
     assert attention_forward(q, k, v).shape == (1, 2, 0, 64)

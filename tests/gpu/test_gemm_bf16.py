@@ -99,6 +99,21 @@ def test_kernel_unaligned_leading_dimensions_take_the_scalar_path():
 
 
 @pytest.mark.gpu
+def test_kernel_partial_16_byte_rows_and_misaligned_pointers():
+    """lda, ldb multiples of 8 but K = 100, N = 45: the last 16-byte copy of a row is partial
+    (cp.async zero-fills the rest) and the odd N stores element by element; then views that
+    start one element in (a 2-byte misaligned pointer) must take the element-load path."""
+    big_a, big_b = _inputs(300, 48, 136, torch.bfloat16, seed=3)
+    a, b = big_a[:, :100], big_b[:100, :45]
+    assert a.stride(0) % 8 == 0 and b.stride(0) % 8 == 0
+    rtol, atol = gemm_tolerance(torch.bfloat16, 100)
+    assert_close(gemm(a, b).float(), gemm_reference(a, b), rtol=rtol, atol=atol, what="partial")
+    a, b = big_a[:, 1:101], big_b[1:101, 1:46]
+    assert a.data_ptr() % 16 and b.data_ptr() % 16
+    assert_close(gemm(a, b).float(), gemm_reference(a, b), rtol=rtol, atol=atol, what="offset")
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize(("m", "n", "k"), [(0, 5, 5), (5, 0, 5), (5, 5, 0)])
 def test_kernel_empty_shapes(m, n, k):
     a, b = _inputs(m, n, k, torch.bfloat16)

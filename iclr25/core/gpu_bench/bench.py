@@ -7,6 +7,9 @@ Row fields: ``op``, ``shape``, ``dtype``, ``kernel``, ``ours_tflops``, ``ours_ms
 TFLOP/s), ``peak_tflops``, ``pct_of_peak``, ``max_abs_err`` (ours vs exact),
 ``reference_max_abs_err``, ``within_tolerance``, ``sets`` (input sets rotated), ``note``.
 On a CPU the kernels cannot run: ``ours_*`` are null and the references are timed in fp32.
+A case, kernel or reference that raises (a compile error, an import a hot path needs, out
+of memory) becomes a row whose ``note`` says ``failed: ...`` / ``ours failed: ...`` /
+``reference failed: ...`` and a warning; the rest of the table is still measured.
 """
 
 from __future__ import annotations
@@ -190,34 +193,63 @@ def _time(fn: Callable[[int], Any], sets: int, timing, clock) -> harness.Timing:
     return harness.time_calls([lambda i=i: fn(i) for i in range(sets)], timing, clock)
 
 
+def failure(exc: BaseException) -> str:
+    """One line naming an exception, for a row's note and a warning."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+NO_OURS: dict[str, Any] = {
+    "ours_tflops": None,
+    "ours_ms": None,
+    "max_abs_err": None,
+    "within_tolerance": None,
+}
+
+
+def _measure_ours(case, built, exact, sets, timing, clock) -> dict[str, Any]:
+    """Our kernel's timing and error; a failing kernel gives ``failed`` instead."""
+    ours = dict(NO_OURS)
+    if built.ours is None:
+        return ours
+    try:
+        t = _time(built.ours, sets, timing, clock)
+        ours.update(ours_tflops=flops_mod.tflops(case.flops, t.median_s), ours_ms=1e3 * t.median_s)
+        if exact is not None:
+            err, ok = error_stats(built.ours(0), exact, *built.tolerance, built.tolerance_scaled)
+            ours.update(max_abs_err=err, within_tolerance=ok)
+    except Exception as exc:  # one broken kernel must not hide the rest of the table
+        return {**NO_OURS, "failed": f"ours failed: {failure(exc)}"}
+    return ours
+
+
 def measure_case(
     case: ops.BenchCase, sets: int, with_ours: bool, timing, clock, peak
 ) -> list[dict]:
-    built = case.build(sets=sets, with_ours=with_ours)
-    exact = built.exact() if built.exact is not None else None
+    """The rows of one case (one per reference). A case, kernel or reference that raises is
+    reported in its row's ``note`` instead of ending the run."""
     base = {
         "op": case.op,
         "shape": case.shape,
         "dtype": case.dtype,
         "kernel": case.kernel if with_ours else None,
     }
-    ours: dict[str, Any] = {
-        "ours_tflops": None,
-        "ours_ms": None,
-        "max_abs_err": None,
-        "within_tolerance": None,
-    }
-    if built.ours is not None:
-        t = _time(built.ours, sets, timing, clock)
-        ours.update(ours_tflops=flops_mod.tflops(case.flops, t.median_s), ours_ms=1e3 * t.median_s)
-        if exact is not None:
-            err, ok = error_stats(built.ours(0), exact, *built.tolerance, built.tolerance_scaled)
-            ours.update(max_abs_err=err, within_tolerance=ok)
+    try:
+        built = case.build(sets=sets, with_ours=with_ours)
+        exact = built.exact() if built.exact is not None else None
+    except Exception as exc:
+        return [_row(base, NO_OURS, None, None, None, None, peak, sets, f"failed: {failure(exc)}")]
+    ours = _measure_ours(case, built, exact, sets, timing, clock)
     rows = []
     for name, fn in built.references.items():
-        t = _time(fn, sets, timing, clock)
+        try:
+            t = _time(fn, sets, timing, clock)
+            ref_err = error_stats(fn(0), exact, 0.0, 0.0, False)[0] if exact is not None else None
+        except Exception as exc:
+            note = f"reference failed: {failure(exc)}"
+            rows.append(_row(base, ours, name, None, None, None, peak, sets, note))
+            continue
         ref_tflops = flops_mod.tflops(case.flops, t.median_s)
-        ref_err = error_stats(fn(0), exact, 0.0, 0.0, False)[0] if exact is not None else None
         rows.append(_row(base, ours, name, ref_tflops, 1e3 * t.median_s, ref_err, peak, sets, ""))
     for name, why in built.unavailable.items():
         rows.append(_row(base, ours, name, None, None, None, peak, sets, f"unavailable: {why}"))
@@ -228,6 +260,7 @@ def _row(base, ours, reference, ref_tflops, ref_ms, ref_err, peak, sets, note) -
     ratio = None
     if ours["ours_tflops"] is not None and ref_tflops:
         ratio = ours["ours_tflops"] / ref_tflops
+    note = "; ".join(n for n in (ours.get("failed", ""), note) if n)
     return {
         **base,
         "ours_tflops": ours["ours_tflops"],
@@ -244,6 +277,20 @@ def _row(base, ours, reference, ref_tflops, ref_ms, ref_err, peak, sets, note) -
         "sets": sets,
         "note": note,
     }
+
+
+def problems(rows: list[dict]) -> list[str]:
+    """One warning per case whose kernel failed or missed its tolerance, or that failed."""
+    found: dict[tuple, str] = {}
+    for r in rows:
+        key, where = (r["op"], r["shape"]), f"{r['op']} {r['shape']}"
+        if r["within_tolerance"] is False:
+            found.setdefault(
+                key, f"{where}: our kernel's error {r['max_abs_err']:.3g} exceeds its tolerance"
+            )
+        elif r["note"].startswith(("failed", "ours failed", "reference failed")):
+            found.setdefault(key, f"{where}: {r['note']}")
+    return list(found.values())
 
 
 # --- the two runs -----------------------------------------------------------------------
@@ -273,7 +320,10 @@ def run_gpu(config: GpuBenchConfig, warn: Callable[[str], None], on_progress=Non
     plans = [plan_sets(case, facts) for case in cases]  # refuse oversized runs up front
     timing, clock, rows = config.timing("cuda"), harness.CudaEventClock(), []
     for case, sets in zip(cases, plans, strict=True):
-        rows.extend(measure_case(case, sets, with_ours, timing, clock, peak))
+        new_rows = measure_case(case, sets, with_ours, timing, clock, peak)
+        for message in problems(new_rows):
+            warn(message)
+        rows.extend(new_rows)
         torch.cuda.empty_cache()
         if on_progress:
             on_progress(1, case=f"{case.op} {case.shape}")
@@ -295,5 +345,12 @@ def run_cpu_reference(config: GpuBenchConfig, on_progress=None) -> tuple[list[di
 
 
 def count_cases(config: GpuBenchConfig, device: str) -> int:
+    """How many cases a run has; on the CPU also refuses sizes that do not fit in memory,
+    so a bad request fails before the compile check."""
     names = requested_ops(config)
-    return len(ops.expand_cases(names, list(config.sizes) or None, config.options, device))
+    cases = ops.expand_cases(names, list(config.sizes) or None, config.options, device)
+    if device == "cpu":
+        facts = cpu_facts()
+        for case in cases:
+            plan_sets(case, facts)
+    return len(cases)

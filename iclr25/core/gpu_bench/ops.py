@@ -121,10 +121,26 @@ def gemm_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
     ]
 
 
+#: the attention and linear-attention kernels put batch x heads on gridDim.y
+MAX_BATCH_TIMES_HEADS = 65535
+
+
+def _check_grid(op: str, n: int, b: int, h: int, device: str) -> None:
+    if device == "cuda" and b * h > MAX_BATCH_TIMES_HEADS:
+        raise UsageError(
+            f"{op} N={n}: batch x heads = {b} x {h} = {b * h} exceeds the kernel's grid limit "
+            f"of {MAX_BATCH_TIMES_HEADS}",
+            "pass a smaller --batch or --heads",
+        )
+
+
 def _attention_dims(n: int, opts: OpOptions, device: str) -> tuple[int, int]:
     if device == "cuda":
-        return opts.batch or max(1, 16384 // n), opts.heads or max(1, 2048 // opts.head_dim)
-    return opts.batch or 1, opts.heads or 4
+        b, h = opts.batch or max(1, 16384 // n), opts.heads or max(1, 2048 // opts.head_dim)
+    else:
+        b, h = opts.batch or 1, opts.heads or 4
+    _check_grid("attention", n, b, h, device)
+    return b, h
 
 
 def attention_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
@@ -156,6 +172,7 @@ def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
         if device == "cuda"
         else (opts.batch or 1, opts.heads or 4)
     )
+    _check_grid("linear-attention", n, b, h, device)
     d, dtype = opts.head_dim, (opts.dtype if device == "cuda" else "fp32")
     tokens = b * h * n * d
     set_bytes = 3 * tokens * ELEMENT_BYTES[dtype]
@@ -257,11 +274,11 @@ def expand_cases(
         if op in FIRST_CLASS:
             for size in sizes or DEFAULT_SIZES[op][(device, opts.quick)]:
                 cases.extend(FIRST_CLASS[op](size, opts, device))
+        elif sizes:  # refused on any device, so a CPU dry run catches it too
+            raise UsageError(
+                f"--sizes does not apply to the hot-path op {op}",
+                "leave --sizes out or drop the op from --ops",
+            )
         elif device == "cuda":
-            if sizes:
-                raise UsageError(
-                    f"--sizes does not apply to the hot-path op {op}",
-                    "leave --sizes out or drop the op from --ops",
-                )
             cases.extend(hot_path_cases(op, opts.quick))
     return cases

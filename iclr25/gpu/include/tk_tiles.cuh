@@ -87,6 +87,13 @@ TK_HD int kv_tile_count(int q0, int block_q, int n_kv, int block_kv, bool causal
     return (keys + block_kv - 1) / block_kv;
 }
 
+// Whether the key tile [kv0, kv0 + block_kv) needs the per-element mask for query rows
+// [row0, row0 + 16): some key lies beyond n_kv, or (causal) after the first row. When this
+// is false no element of the 16 x block_kv score block is masked (checked by brute force).
+TK_HD bool tile_needs_mask(int kv0, int block_kv, int n_kv, int row0, bool causal) {
+    return kv0 + block_kv > n_kv || (causal && kv0 + block_kv - 1 > row0);
+}
+
 }  // namespace layout
 
 // ---------------------------------------------------------------------------------------
@@ -242,9 +249,10 @@ TK_DEV void load_tile(u32 base, const u16* g, i64 ld, int row0, int col0, int nr
 // Per-lane ldmatrix addresses of a tile, precomputed once. The swizzle depends on the row
 // only through row % 8 and on the column only through col % 64, so
 //   offset(row0 + r, x + 64 m) = row0 * COLS + 64 m + offset(r, x)   (row0 % 8 == 0)
-// (checked in tests/gpu/test_tile_layout.py). A lane keeps <= 4 offsets, for the column
-// blocks col_base + 16 k, and every block address is one of them plus a constant, instead
-// of one register per unrolled block. col_base may be a run-time value (a warp's column
+// (tests/gpu/test_tile_layout.py checks lane_addr itself, host-compiled, against the direct
+// offsets for every tile shape, column base and block the kernels use). A lane keeps <= 4
+// offsets, for the column blocks col_base + 16 k, and every block address is one of them
+// plus a constant, instead of one register per unrolled block. col_base may be a run-time value (a warp's column
 // offset); the column argument of operator() must be a compile-time multiple of 16.
 // QUAD: lanes address rows ldsm_row, cols ldsm_col (A operands, B from [K][N]);
 // otherwise rows ldsm_pair_row, cols ldsm_pair_col (A from [K][M], B from [N][K]).
@@ -252,14 +260,14 @@ template <class Tile, bool QUAD>
 struct lane_addr {
     static constexpr int kSlots = Tile::kCols >= 64 ? 4 : Tile::kCols / 16;
     u32 off[kSlots];
-    TK_DEV explicit lane_addr(int lane, int col_base = 0) {
+    TK_HD explicit lane_addr(int lane, int col_base = 0) {
         const int r = QUAD ? layout::ldsm_row(lane) : layout::ldsm_pair_row(lane);
         const int c = QUAD ? layout::ldsm_col(lane) : layout::ldsm_pair_col(lane);
 #pragma unroll
         for (int k = 0; k < kSlots; ++k) off[k] = 2u * Tile::offset(r, col_base + 16 * k + c);
     }
     // block (row0, col_base + dcol): row0 % 16 == 0, dcol a compile-time multiple of 16
-    TK_DEV u32 operator()(u32 base, int row0, int dcol) const {
+    TK_HD u32 operator()(u32 base, int row0, int dcol) const {
         return base + 2u * (row0 * Tile::kCols + 64 * (dcol / 64)) + off[(dcol % 64) / 16];
     }
 };

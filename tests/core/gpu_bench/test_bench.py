@@ -16,12 +16,15 @@ def _config(**kw):
 
 
 def test_cpu_reference_run_times_every_reference_and_measures_its_error():
-    config = _config(ops=("gemm", "attention", "linear-attention", "pairwise_sqdist"),
+    config = _config(ops=("gemm", "attention", "linear-attention"),
                      sizes=("64",), options={"decay": "yes"})  # fmt: skip
     progress = []
     rows, gpu_only = bench.run_cpu_reference(config, lambda n, **kw: progress.append(kw["case"]))
-    assert gpu_only == ["pairwise_sqdist"]
+    assert gpu_only == []
     assert len(progress) == 3
+    # hot-path ops have no CPU reference: listed as needing a GPU (and take no --sizes)
+    hot_rows, hot_only = bench.run_cpu_reference(_config(ops=("pairwise_sqdist",)))
+    assert hot_rows == [] and hot_only == ["pairwise_sqdist"]
     refs = {(r["op"], r["reference"]) for r in rows}
     assert refs == {
         ("gemm", "torch.matmul (fp32, CPU)"),
@@ -57,6 +60,14 @@ def test_oversized_cases_say_how_much_memory_they_need():
     assert "--sizes" in err.value.fix
     (small,) = ops.gemm_cases("4096", ops.OpOptions(), "cuda")
     assert bench.plan_sets(small, facts) == 3  # 64 MiB of inputs vs a 50 MiB L2
+
+
+def test_counting_cpu_cases_refuses_oversized_ones_before_any_compile(monkeypatch):
+    monkeypatch.setattr(bench, "compile_report", lambda no_compile: pytest.fail("compiled"))
+    config = bench.GpuBenchConfig(ops=("gemm",), sizes=("64", "300000"))
+    with pytest.raises(InputError, match="M=300000 N=300000 K=300000 needs about"):
+        bench.count_cases(config, "cpu")
+    assert bench.count_cases(bench.GpuBenchConfig(ops=("gemm",), sizes=("64",)), "cpu") == 1
 
 
 def test_device_support_refuses_bf16_below_sm80():

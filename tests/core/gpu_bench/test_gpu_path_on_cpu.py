@@ -95,3 +95,63 @@ def test_gpu_run_refuses_bf16_on_old_gpus(gpu_path_on_cpu, monkeypatch):
     monkeypatch.setattr(bench, "cuda_facts", lambda: facts)
     with pytest.raises(iclr25.errors.UsageError, match="bf16 tensor cores"):
         bench.run_gpu(bench.GpuBenchConfig(ops=("gemm",), sizes=("32",)), print)
+
+
+def _raise(exc):
+    def fn(*args, **kwargs):
+        raise exc
+
+    return fn
+
+
+def test_a_failing_kernel_becomes_a_row_note_and_the_run_goes_on(gpu_path_on_cpu, monkeypatch):
+    """A kernel that does not compile on this machine (e.g. an NVRTC error) must not take the
+    whole table down: its rows say why, the references are still timed, the next op runs."""
+    monkeypatch.setattr(
+        gemm_bf16, "gemm", _raise(RuntimeError("kernel.cu(21): error: INFINITY is undefined"))
+    )
+    config = bench.GpuBenchConfig(
+        ops=("gemm", "linear-attention"),
+        sizes=("64",),
+        options=ops.OpOptions(head_dim=64, batch=1, heads=2, decay="no"),
+        repeats=1,
+        warmup=0,
+    )
+    warnings = []
+    rows = bench.run_gpu(config, warnings.append)
+    (gemm_row,) = [r for r in rows if r["op"] == "gemm"]
+    assert gemm_row["ours_tflops"] is None and gemm_row["ratio"] is None
+    why = "RuntimeError: kernel.cu(21): error: INFINITY is undefined"
+    assert gemm_row["note"] == f"ours failed: {why}"
+    assert gemm_row["reference_tflops"] > 0  # cuBLAS still measured
+    assert warnings == [f"gemm M=64 N=64 K=64: {gemm_row['note']}"]
+    lin = [r for r in rows if r["op"] == "linear-attention" and r["reference"] == "PyTorch chunked"]
+    assert lin and lin[0]["ours_tflops"] > 0 and lin[0]["within_tolerance"] is True
+
+
+def test_a_hot_path_that_cannot_be_built_is_reported(gpu_path_on_cpu, monkeypatch):
+    """E.g. a hot path whose reference needs scipy on a machine without it."""
+    broken = ops.BenchCase(
+        "pairwise_sqdist", "n=8", "", 1.0, 0, 0, "pairwise_sqdist",
+        _raise(ModuleNotFoundError("No module named 'scipy'")), rotate=False,
+    )  # fmt: skip
+    monkeypatch.setattr(ops, "hot_path_cases", lambda kernel, quick: [broken])
+    config = bench.GpuBenchConfig(ops=("pairwise_sqdist", "gemm"), repeats=1, warmup=0)
+    monkeypatch.setitem(ops.DEFAULT_SIZES["gemm"], ("cuda", False), ["32"])
+    warnings = []
+    rows = bench.run_gpu(config, warnings.append)
+    assert [r["op"] for r in rows] == ["pairwise_sqdist", "gemm"]
+    assert rows[0]["note"] == "failed: ModuleNotFoundError: No module named 'scipy'"
+    assert rows[0]["reference"] is None and rows[0]["ours_tflops"] is None
+    assert warnings == ["pairwise_sqdist n=8: failed: ModuleNotFoundError: No module named 'scipy'"]
+    assert rows[1]["ours_tflops"] > 0
+
+
+def test_a_wrong_kernel_is_flagged_in_the_row_and_a_warning(gpu_path_on_cpu, monkeypatch):
+    wrong = lambda a, b: (1.05 * (a.float() @ b.float())).to(a.dtype)  # noqa: E731
+    monkeypatch.setattr(gemm_bf16, "gemm", wrong)
+    config = bench.GpuBenchConfig(ops=("gemm",), sizes=("64",), repeats=1, warmup=0)
+    warnings = []
+    (row,) = bench.run_gpu(config, warnings.append)
+    assert row["within_tolerance"] is False and row["ours_tflops"] > 0
+    assert len(warnings) == 1 and "exceeds its tolerance" in warnings[0]

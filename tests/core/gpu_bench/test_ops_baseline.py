@@ -66,9 +66,23 @@ def test_cpu_cases_run_in_fp32_without_our_kernels():
     assert all(c.dtype == "fp32" and c.kernel is None for c in cases)
 
 
+def test_batch_times_heads_beyond_the_grid_limit_is_refused_up_front():
+    # attention N=4, D=128 on a GPU: B = 16384 / 4 = 4096, H = 2048 / 128 = 16 -> 65536 > 65535
+    with pytest.raises(UsageError, match=r"4096 x 16 = 65536 exceeds") as err:
+        ops.expand_cases(["attention"], ["4"], ops.OpOptions(), "cuda")
+    assert "--batch" in err.value.fix
+    (case,) = ops.expand_cases(["attention"], ["8"], ops.OpOptions(), "cuda")  # 32768: fine
+    assert case.shape.startswith("B=2048 H=16")
+    with pytest.raises(UsageError, match="linear-attention"):
+        ops.expand_cases(["linear-attention"], ["64"], ops.OpOptions(batch=4096), "cuda")
+    assert ops.expand_cases(["attention"], ["4"], ops.OpOptions(batch=65536), "cpu")  # no grid
+
+
 def test_sizes_do_not_apply_to_hot_paths():
     with pytest.raises(UsageError, match="--sizes does not apply"):
         ops.expand_cases(["pairwise_sqdist"], ["100"], ops.OpOptions(), "cuda")
+    with pytest.raises(UsageError, match="--sizes does not apply"):  # also on a CPU dry run
+        ops.expand_cases(["gemm", "pairwise_sqdist"], ["100"], ops.OpOptions(), "cpu")
 
 
 # --- baseline ---------------------------------------------------------------------------

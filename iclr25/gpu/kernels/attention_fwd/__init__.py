@@ -79,7 +79,7 @@ def attention_forward(
     lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device) if return_lse else None
     if bh > 0 and n_q > 0:
         scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-        fn = kernel_function(SPEC.name, function_name(q.dtype, d), smem_bytes(d))
+        fn = kernel_function(SPEC.name, function_name(q.dtype, d))
         args = (ptr(q), ptr(k), ptr(v), ptr(o), ptr(lse), np.int32(n_q), np.int32(n_kv))
         args += (np.float32(scale * math.log2(math.e)), np.int32(bool(causal)))
         grid = (-(-n_q // BLOCK_Q), bh, 1)

@@ -187,7 +187,7 @@ __device__ __forceinline__ void attn_fwd_body(const tk::u16* __restrict__ Q,
         float s[BKV / 8][4];
         attn_scores<T, D>(s, qf, k_s, k_addr);
         const int kv0 = t * BKV;
-        const bool need_mask = kv0 + BKV > n_kv || (causal && kv0 + BKV - 1 > row_base);
+        const bool need_mask = tk::layout::tile_needs_mask(kv0, BKV, n_kv, row_base, causal);
         attn_scale_mask(s, scale_log2, kv0, row_base, n_kv, causal, need_mask, lane);
         attn_online_softmax<D>(s, o, m, l);
         attn_pv<T, D>(o, s, k_s + Tiles::KV::kBytes, v_addr);

@@ -48,7 +48,7 @@ def gemm(a, b):
     lda, ldb = a.stride(0), b.stride(0)
     vec_ok = lda % 8 == 0 and ldb % 8 == 0 and a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0
     pair_ok = n % 2 == 0
-    fn = kernel_function(SPEC.name, FUNCTIONS[str(a.dtype).removeprefix("torch.")], SMEM_BYTES)
+    fn = kernel_function(SPEC.name, FUNCTIONS[str(a.dtype).removeprefix("torch.")])
     args = (ptr(a), ptr(b), ptr(c), np.int32(m), np.int32(n), np.int32(k), np.int64(lda))
     args += (np.int64(ldb), np.int64(n), np.int32(vec_ok), np.int32(pair_ok))
     launch(fn, launch_grid(m, n), (THREADS, 1, 1), args, SMEM_BYTES, a.device)

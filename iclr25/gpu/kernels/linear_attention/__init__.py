@@ -83,7 +83,7 @@ def linear_attention(q, k, v, slopes=None):
         return o
     if slopes is not None:
         slopes = slopes.to(device=q.device, dtype=torch.float32).contiguous()
-    fn = kernel_function(SPEC.name, function_name(q.dtype, dk), smem_bytes(dk))
+    fn = kernel_function(SPEC.name, function_name(q.dtype, dk))
     args = (ptr(q), ptr(k), ptr(v), ptr(o), ptr(slopes), np.int32(h), np.int32(n), np.int32(dv))
     grid = (-(-dv // BLOCK_DV), b * h, 1)
     launch(fn, grid, (THREADS, 1, 1), args, smem_bytes(dk), q.device)
