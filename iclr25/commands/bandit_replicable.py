@@ -112,6 +112,18 @@ RUN_KEYS = (
 )
 
 
+def _short_table(rows: list[dict], headers: dict[str, str], title: str):
+    """A table of ``rows`` showing the keys of ``headers`` under short names (≤ 100 columns)."""
+    from iclr25.output import rows_table
+
+    shown = [{headers[key]: row[key] for key in headers} for row in rows]
+    return rows_table(shown, list(headers.values()), title=title)
+
+
+def _bound_text(bound):
+    return bound if bound is None or bound < 10**9 else f"{float(bound):.3g}"
+
+
 def _environment(
     run: Run, *, env, k, means, instance, gap, noise, sigma, dim, arms, theta_norm, horizon
 ):
@@ -229,22 +241,18 @@ COMPARE_KEYS = (
 
 
 def _render_compare(console, results) -> None:
-    from iclr25.output import rows_table
-
-    columns = [
-        "algorithm",
-        "mean_regret",
-        "distinct_traces",
-        "traces_covering_1_minus_delta",
-        "list_bound",
-        "guarantee_held",
-    ]
-    rows = [{c: a[c] for c in columns} for a in results["algorithms"]]
-    for row in rows:
-        bound = row["list_bound"]
-        row["list_bound"] = bound if bound is None or bound < 10**9 else f"{float(bound):.3g}"
+    headers = {
+        "algorithm": "algorithm",
+        "mean_regret": "mean regret",
+        "regret_over_horizon": "regret/T",
+        "distinct_traces": "traces",
+        "traces_covering_1_minus_delta": "cover 1-δ",
+        "list_bound": "bound ℓ",
+        "guarantee_held": "held",
+    }
+    rows = [{**a, "list_bound": _bound_text(a["list_bound"])} for a in results["algorithms"]]
     title = f"T = {results['horizon']:,}, {results['runs']:,} executions, δ = {results['delta']}"
-    console.print(rows_table(rows, columns, title=title))
+    console.print(_short_table(rows, headers, title))
 
 
 @command(app, "compare", epilog=f"JSON results: {COMPARE_KEYS}.")
@@ -311,33 +319,35 @@ def compare_command(
 SWEEP_KEYS = (
     "algorithm, mode, rows [{horizon, mean_regret, mean_regret_ci95, regret_over_horizon, "
     "worst_gap, distinct_traces, traces_covering_1_minus_delta, list_bound, guarantee_held}], "
-    "fitted_exponent, fitted_exponent_ci95, claimed_exponent, design_exponent, claimed_regret, "
-    "guarantee, guarantee_held_everywhere"
+    "fitted_exponent, fitted_exponent_ci95, claimed_exponent, design_exponent, batches, "
+    "batches_needed_for_claim, claimed_regret, guarantee, guarantee_held_everywhere"
 )
 
 
 def _render_sweep(console, results) -> None:
-    from iclr25.output import rows_table
-
-    columns = [
-        "horizon",
-        "mean_regret",
-        "regret_over_horizon",
-        "worst_gap",
-        "distinct_traces",
-        "traces_covering_1_minus_delta",
-    ]
-    console.print(
-        rows_table(results["rows"], columns, title=f"{results['algorithm']}: {results['mode']}")
-    )
+    headers = {
+        "horizon": "T",
+        "mean_regret": "mean regret",
+        "regret_over_horizon": "regret/T",
+        "worst_gap": "worst gap",
+        "distinct_traces": "traces",
+        "traces_covering_1_minus_delta": "cover 1-δ",
+        "list_bound": "bound ℓ",
+    }
+    rows = [{**r, "list_bound": _bound_text(r["list_bound"])} for r in results["rows"]]
+    console.print(_short_table(rows, headers, f"{results['algorithm']}: {results['mode']}"))
     fitted, ci = results["fitted_exponent"], results["fitted_exponent_ci95"]
-    line = f"fitted exponent {fitted:.3f}" if fitted is not None else "fitted exponent n/a"
+    line = f"measured exponent {fitted:.3f}" if fitted is not None else "measured exponent n/a"
     if ci:
         line += f" (95% CI {ci[0]:.3f}..{ci[1]:.3f})"
-    line += f"   claimed {results['claimed_exponent']:.3f}"
-    if results["design_exponent"] is not None:
-        line += f"   our design {results['design_exponent']:.3f}"
-    console.print(line)
+    console.print(f"{line}   claimed {results['claimed_exponent']:.4g}")
+    batches = results["batches"]
+    if batches is not None:
+        console.print(
+            f"B = {batches} batches: design {results['design_exponent']:.4g} = {batches}-batch "
+            f"lower bound (Gao et al. 2019); claim needs ≥ {results['batches_needed_for_claim']}"
+            " batches"
+        )
 
 
 @command(app, "sweep", epilog=f"JSON results: {SWEEP_KEYS}.")
@@ -428,9 +438,19 @@ LOWER_KEYS = (
 
 
 def _render_lower(console, results) -> None:
-    from iclr25.output import render_mapping, rows_table
+    from iclr25.output import render_mapping
 
-    console.print(rows_table(results["rows"], title=f"k = {results['k']}, gap = {results['gap']}"))
+    headers = {
+        "horizon": "T",
+        "capped_worst_regret_over_T": "capped: worst regret/T",
+        "capped_worst_instance": "on",
+        "capped_max_traces": "traces",
+        "etc_worst_regret_over_T": "ETC: worst regret/T",
+        "etc_worst_instance": "on ",
+        "etc_max_traces": "traces ",
+    }
+    title = f"k = {results['k']}, gap = {results['gap']}: ETC capped to k-1 traces vs ETC"
+    console.print(_short_table(results["rows"], headers, title))
     render_mapping(console, results["centre"], title="centre instance (all arms equal)")
 
 

@@ -102,28 +102,18 @@ def test_compare_sweep_and_lower_bound(cli, tmp_path):
     assert [a["algorithm"] for a in algos] == ["etc", "list-2k", "thompson"]
     assert algos[2]["distinct_traces"] == 200  # Thompson: every execution its own trace
     assert (tmp_path / "cmp" / "trace_frequencies.png").exists()
-    sweep = cli(
-        "bandit-replicable",
-        "sweep",
-        "--algo",
-        "list-batched",
-        "--batches",
-        "2",
-        "--t-min",
-        "1000",
-        "--t-max",
-        "100000",
-        "--points",
-        "3",
-        "--runs",
-        "100",
-        "--gap-points",
-        "3",
-        "--json",
+    sweep_args = (
+        *("bandit-replicable", "sweep", "--algo", "list-batched", "--batches", "2"),
+        *("--t-min", "1000", "--t-max", "100000", "--points", "3", "--runs", "100"),
+        *("--gap-points", "3"),
     )
+    sweep = cli(*sweep_args, "--json")
     assert sweep.returncode == 0, sweep
     doc = sweep.json()["results"]
     assert doc["claimed_exponent"] == 0.625 and abs(doc["design_exponent"] - 2 / 3) < 1e-12
+    assert doc["batches"] == 2 and doc["batches_needed_for_claim"] == 3
+    human = " ".join(cli(*sweep_args).stdout.split())
+    assert "claimed 0.625" in human and "claim needs ≥ 3 batches" in human
     assert isinstance(doc["fitted_exponent"], float) and len(doc["rows"]) == 3
     lower = cli(
         "bandit-replicable",

@@ -22,6 +22,7 @@ import numpy as np
 
 from iclr25.core.bandit_replicable import registry
 from iclr25.core.bandit_replicable.environments import ArmsEnvironment, two_level
+from iclr25.core.bandit_replicable.list_batched import batches_for_exponent
 from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment, validate
 from iclr25.errors import UsageError
 
@@ -137,13 +138,17 @@ def run_sweep(config: SweepConfig, env, seed: int, on_progress=None) -> dict:
         worst = max(mine, key=lambda c: c["mean_regret"])
         rows.append(_sweep_row(horizon, worst, len(mine) > 1))
     fit = fit_exponent([r["horizon"] for r in rows], [r["mean_regret"] for r in rows])
+    batched = info.design_exponent is not None
+    claimed = info.claimed_exponent(config.batches)
     return {
         "algorithm": info.name,
         "mode": "worst case over gaps" if len(tasks) > len(config.horizons) else "one instance",
+        "batches": config.batches if batched else None,
         "rows": rows,
         **fit,
-        "claimed_exponent": info.claimed_exponent(config.batches),
-        "design_exponent": (info.design_exponent(config.batches) if info.design_exponent else None),
+        "claimed_exponent": claimed,
+        "design_exponent": info.design_exponent(config.batches) if batched else None,
+        "batches_needed_for_claim": batches_for_exponent(claimed) if batched else None,
         "claimed_regret": info.claimed_regret,
         "guarantee": info.guarantee,
         "guarantee_held_everywhere": _all_held(cells),

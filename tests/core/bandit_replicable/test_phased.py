@@ -7,10 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from iclr25.core.bandit_replicable import list_batched as lb
+from iclr25.core.bandit_replicable import list_k_delta as lkd
 from iclr25.core.bandit_replicable.environments import ArmsEnvironment
 from iclr25.core.bandit_replicable.list_2k import List2k
 from iclr25.core.bandit_replicable.list_batched import ListBatched, batch_ends, choose_threshold
-from iclr25.core.bandit_replicable import list_k_delta as lkd
 from iclr25.core.bandit_replicable.schedule import simulate_aggregated
 from iclr25.core.bandit_replicable.successive_elimination import SuccessiveElimination
 from iclr25.core.bandit_replicable.traces import fewest_covering, trace_counts
@@ -134,6 +135,23 @@ def test_batch_ends_minimax_grid_known_answers():
     assert (np.diff(tiny) > 0).all() and tiny[0] >= 3 and tiny[-1] == 6
 
 
+@pytest.mark.parametrize("batches", [2, 3, 4, 5, 8])
+def test_claimed_exponent_needs_one_more_batch(batches):
+    # 1/2 + 2^-(B+1) lies between the B- and (B+1)-batch lower bounds 1/(2 - 2^(1-M))
+    # (Gao et al. 2019) and equals the fixed grid T^(1-2^-b) with B+1 batches: 1/2 + 2^-M
+    claimed = lb.claimed_exponent(batches)
+    assert lb.design_exponent(batches + 1) < claimed < lb.design_exponent(batches)
+    assert lb.batches_for_exponent(claimed) == batches + 1
+    assert claimed == 0.5 + 2.0 ** -(batches + 1)
+    assert lb.batches_for_exponent(lb.design_exponent(batches)) == batches
+
+
+def test_prefix_list_bound_known_answers():
+    assert lb.prefix_list_bound(5, 3) == 15 and lb.list_bound(5, 3) == 36
+    assert lb.prefix_list_bound(5, 2) == 5  # one decision: |A_2| ∈ {1..5}
+    assert lb.prefix_list_bound(2, 4) == 4  # sizes 2 ≥ s2 ≥ s3 ≥ s4 ≥ 1: C(4, 3)
+
+
 def test_choose_threshold_known_answer():
     # η = 1: candidates γ_j = 4, 9, 14, ...; ĝ = 4.5 blocks γ_0, ĝ = 13 blocks γ_2
     gaps = np.array([[0.0, 4.5, 13.0]])
@@ -153,7 +171,8 @@ def test_alg3_trace_is_a_function_of_the_choices(means):
         groups.setdefault(row, set()).add(key)
     ambiguous = sum(len(keys) > 1 for keys in groups.values())
     assert ambiguous == 0
-    assert trace_counts(out.keys).size <= (env.k + 1) ** 2
+    # the active sets are nested prefixes of the arms sorted by gap: C(k+1, 2) traces
+    assert trace_counts(out.keys).size <= lb.prefix_list_bound(env.k, 3) < (env.k + 1) ** 2
 
 
 def test_successive_elimination_rule_and_many_traces():
