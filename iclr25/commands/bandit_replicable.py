@@ -19,7 +19,7 @@ NAME = "bandit-replicable"
 HELP = "List-replicable bandit algorithms, simulated at scale against their guarantees."
 ALGORITHM_NAMES = (
     "etc, list-2k, list-k-delta, list-batched, linear-batched, ucb1, successive-elimination, "
-    "thompson"
+    "thompson, replicable-elimination"
 )
 
 app = typer.Typer(no_args_is_help=True, help=HELP)
@@ -99,6 +99,15 @@ BatchesOpt = Annotated[
     int,
     typer.Option("--batches", help="B for list-batched / linear-batched.", rich_help_panel=_SIM),
 ]
+SharedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--shared-randomness",
+        help="Executions 2i and 2i+1 share their internal random bits (fresh rewards): "
+        "pair_agreement then measures ρ-replicability; list checks are skipped.",
+        rich_help_panel=_SIM,
+    ),
+]
 WorkersOpt = Annotated[
     int,
     typer.Option("--workers", help="Local processes for independent cells.", rich_help_panel=_SIM),
@@ -108,6 +117,7 @@ RUN_KEYS = (
     "algorithm, guarantee, claimed_regret, horizon, runs, delta, batches, mean_regret, "
     "mean_regret_ci95, regret_sd, regret_median, regret_p95, regret_over_horizon, "
     "distinct_traces, list_bound, traces_covering_1_minus_delta, guarantee_held, "
+    "shared_randomness, pair_agreement, pair_agreement_ci95, rho_bound, rho_held, "
     "top_trace_shares, regret_curve {t, mean_regret}, instance"
 )
 
@@ -150,6 +160,23 @@ def _environment(
         noise=noise.value,
         sigma=sigma,
         rng=rng,
+    )
+
+
+def _k_armed_environment(run: Run, *, k, means, instance, gap, noise, sigma, horizon):
+    return _environment(
+        run,
+        env=EnvKind.k_armed,
+        k=k,
+        means=means,
+        instance=instance,
+        gap=gap,
+        noise=noise,
+        sigma=sigma,
+        dim=0,
+        arms=0,
+        theta_norm=1.0,
+        horizon=horizon,
     )
 
 
@@ -197,14 +224,14 @@ def run_command(
     dim: DimOpt = 5,
     arms: ArmsOpt = 20,
     theta_norm: ThetaOpt = 1.0,
+    shared_randomness: SharedOpt = False,
     *,
     run: Run,
 ) -> None:
     """N independent executions of one algorithm: regret, distinct traces, list bound."""
     from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment, validate
 
-    config = SimulationConfig(algo, horizon, runs, delta, batches, device="cpu")
-    validate(config)
+    validate(SimulationConfig(algo, horizon, runs, delta, batches))
     environment = _environment(
         run,
         env=env,
@@ -219,7 +246,10 @@ def run_command(
         theta_norm=theta_norm,
         horizon=horizon,
     )
-    config = SimulationConfig(algo, horizon, runs, delta, batches, device=_device(run, algo))
+    device = "cpu" if shared_randomness else _device(run, algo)  # the kernel has no pairs
+    config = SimulationConfig(
+        algo, horizon, runs, delta, batches, device=device, shared_randomness=shared_randomness
+    )
     with run.progress(f"{algo}: executions", total=runs) as advance, run.timer("simulate_s"):
         results = run_experiment(environment, config, run.seed, on_progress=advance)
     if run.wants_artifacts:
@@ -231,24 +261,27 @@ def run_command(
 # compare
 # ---------------------------------------------------------------------------------------
 DEFAULT_ALGOS = (
-    "etc,list-2k,list-k-delta,list-batched,linear-batched,ucb1,successive-elimination,thompson"
+    "etc,list-2k,list-k-delta,list-batched,linear-batched,ucb1,successive-elimination,thompson,"
+    "replicable-elimination"
 )
 COMPARE_KEYS = (
     "horizon, runs, delta, instance, algorithms [{algorithm, guarantee, claimed_regret, "
     "mean_regret, mean_regret_ci95, regret_over_horizon, distinct_traces, list_bound, "
-    "traces_covering_1_minus_delta, guarantee_held, top_trace_shares, regret_curve}]"
+    "traces_covering_1_minus_delta, guarantee_held, pair_agreement, rho_bound, rho_held, "
+    "top_trace_shares, regret_curve}], shared_randomness"
 )
 
 
 def _render_compare(console, results) -> None:
     headers = {
         "algorithm": "algorithm",
-        "mean_regret": "mean regret",
+        "mean_regret": "regret",
         "regret_over_horizon": "regret/T",
         "distinct_traces": "traces",
         "traces_covering_1_minus_delta": "cover 1-δ",
         "list_bound": "bound ℓ",
         "guarantee_held": "held",
+        "pair_agreement": "pairs agree",
     }
     rows = [{**a, "list_bound": _bound_text(a["list_bound"])} for a in results["algorithms"]]
     title = f"T = {results['horizon']:,}, {results['runs']:,} executions, δ = {results['delta']}"
@@ -271,6 +304,7 @@ def compare_command(
     noise: NoiseOpt = Noise.bernoulli,
     sigma: SigmaOpt = 1.0,
     workers: WorkersOpt = 1,
+    shared_randomness: SharedOpt = False,
     *,
     run: Run,
 ) -> None:
@@ -281,21 +315,12 @@ def compare_command(
     from iclr25.core.bandit_replicable.sweep import parse_algorithms, run_compare
 
     names = parse_algorithms(algos)
-    environment = _environment(
-        run,
-        env=EnvKind.k_armed,
-        k=k,
-        means=means,
-        instance=instance,
-        gap=gap,
-        noise=noise,
-        sigma=sigma,
-        dim=0,
-        arms=0,
-        theta_norm=1.0,
-        horizon=horizon,
+    environment = _k_armed_environment(
+        run, k=k, means=means, instance=instance, gap=gap, noise=noise, sigma=sigma, horizon=horizon
     )
-    base = SimulationConfig(names[0], horizon, runs, delta, batches)
+    base = SimulationConfig(
+        names[0], horizon, runs, delta, batches, shared_randomness=shared_randomness
+    )
     with run.progress("algorithms", total=len(names)) as advance, run.timer("simulate_s"):
         results = run_compare(names, environment, base, run.seed, workers, advance)
     if run.wants_artifacts:
@@ -309,6 +334,7 @@ def compare_command(
         "delta": delta,
         "batches": batches,
         "workers": workers,
+        "shared_randomness": shared_randomness,
     }
     run.finish(results, config, _render_compare)
 
@@ -386,18 +412,14 @@ def sweep_command(
     horizons = horizon_grid(t_min, t_max, points)
     environment = None
     if fixed_instance:
-        environment = _environment(
+        environment = _k_armed_environment(
             run,
-            env=EnvKind.k_armed,
             k=k,
             means=means,
             instance=instance,
             gap=gap,
             noise=noise,
             sigma=sigma,
-            dim=0,
-            arms=0,
-            theta_norm=1.0,
             horizon=horizons[0],
         )
         k = environment.k

@@ -133,11 +133,25 @@ def test_compare_sweep_and_lower_bound(cli, tmp_path):
     assert rows[-1]["capped_worst_regret_over_T"] > 10 * rows[-1]["etc_worst_regret_over_T"]
 
 
+def test_shared_randomness_measures_rho(cli):
+    args = ("--means", "0.75,0,0.375", "--noise", "gaussian", "--sigma", "0.05")
+    base = ("bandit-replicable", "run", "--algo", "replicable-elimination", *args)
+    base += ("--horizon", "300000", "--runs", "400", "--delta", "0.2", "--json")
+    fresh = cli(*base).json()["results"]
+    shared = cli(*base, "--shared-randomness").json()["results"]
+    assert fresh["shared_randomness"] is False and shared["shared_randomness"] is True
+    assert fresh["pair_agreement"] < 0.4 and fresh["rho_held"] is None
+    assert shared["pair_agreement"] >= 0.8 and shared["rho_held"] is True
+    lo, hi = shared["pair_agreement_ci95"]
+    assert lo <= shared["pair_agreement"] <= hi
+
+
 def test_help_lists_json_keys_and_algorithms(cli):
     result = cli("bandit-replicable", "run", "--help")
     assert result.returncode == 0
     text = "".join(c for c in result.stdout if not c.isspace() and c not in "│╭╮╰╯─")
     assert "traces_covering_1_minus_delta" in text and "successive-elimination" in text
+    assert "pair_agreement" in text and "replicable-elimination" in text
 
 
 def test_demo_step_headline(tmp_path):

@@ -55,8 +55,16 @@ class PhasedElimination:
 
     name = "phased-elimination"
 
-    def __init__(self, delta: float):
+    def __init__(self, delta: float, paired: bool = False):
         self.delta = float(delta)
+        self.paired = paired  # executions 2i and 2i+1 share their internal random bits
+
+    def internal_uniforms(self, rng, runs: int, width: int) -> np.ndarray:
+        """U[0, 1) internal random bits (runs, width): fresh per execution, or shared by
+        the pairs (2i, 2i+1) when ``paired`` (to measure ρ-replicability)."""
+        if not self.paired:
+            return rng.random((runs, width))
+        return np.repeat(rng.random(((runs + 1) // 2, width)), 2, axis=0)[:runs]
 
     # -- the two knobs of the family ---------------------------------------------------
     def accuracies(self, k: int, phases: np.ndarray) -> np.ndarray:

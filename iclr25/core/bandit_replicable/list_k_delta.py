@@ -94,5 +94,5 @@ class ListKDelta(PhasedElimination):
         return float(np.log(2.0 * k * planned / (GOOD_EVENT_SHARE * self.delta)))
 
     def draw_thresholds(self, k: int, phases: np.ndarray, runs: int, rng) -> np.ndarray:
-        offsets = rng.random(runs)  # (runs,) r, fresh per execution
-        return (1.0 + offsets[:, None]) * 2.0 ** -phases.astype(np.float64)[None, :]
+        offsets = self.internal_uniforms(rng, runs, 1)  # (runs, 1) r, fresh per execution
+        return (1.0 + offsets) * 2.0 ** -phases.astype(np.float64)[None, :]

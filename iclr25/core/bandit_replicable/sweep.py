@@ -195,6 +195,9 @@ def run_compare(
         "list_bound",
         "traces_covering_1_minus_delta",
         "guarantee_held",
+        "pair_agreement",
+        "rho_bound",
+        "rho_held",
         "top_trace_shares",
         "regret_curve",
     )
@@ -202,6 +205,7 @@ def run_compare(
         "horizon": base.horizon,
         "runs": base.runs,
         "delta": base.delta,
+        "shared_randomness": base.shared_randomness,
         "instance": cells[0]["instance"] if cells else None,
         "algorithms": [{key: cell[key] for key in keep} for cell in cells],
     }

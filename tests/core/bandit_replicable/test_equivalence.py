@@ -45,11 +45,12 @@ CASES = {
     "list-k-delta": ("list-k-delta", gaussian([0.5, 0.2, 0.1], 0.01), 3000),
     "list-batched": ("list-batched", gaussian([0.5, 0.45, 0.3], 0.1), 3000),
     "linear-batched": ("linear-batched", gaussian([0.5, 0.46, 0.125], 0.1), 3000),
+    "replicable-elimination": ("replicable-elimination", gaussian([0.75, 0.0, 0.375], 0.01), 3000),
     # eliminations at spread-out cycles (≈ 900 traces in 1500 executions); every segment
     # is one cycle, so the aggregated side draws single Bernoulli pulls
     "successive-elimination": ("successive-elimination", bernoulli([0.9, 0.5, 0.4]), 600),
 }
-DELTA = {"list-k-delta": 0.5}
+DELTA = {"list-k-delta": 0.5, "replicable-elimination": 0.5}
 
 
 def _build(name):
