@@ -85,7 +85,9 @@ class PhasedElimination:
         phases = np.arange(1, planned + 1)
         eta = self.accuracies(k, phases)
         sigma = env.subgaussian
-        targets = np.ceil(2.0 * sigma**2 * self.log_term(k, planned) / eta**2).astype(np.int64)
+        targets = np.ceil(2.0 * sigma**2 * self.log_term(k, planned) / eta**2)
+        # a target beyond T is never reached: capping it keeps tiny η from overflowing int64
+        targets = np.minimum(targets, horizon + 1).astype(np.int64)
         targets = np.maximum.accumulate(np.maximum(targets, 1))
         return PhasedState(
             horizon=horizon,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -125,6 +127,19 @@ def test_alg2_fates_follow_the_offset_and_cells_bound_the_traces():
         assert traces <= 2 ** ambiguous_count[rows].max()
     assert trace_counts(out.keys).size <= lkd.cell_bound(env.k) * 2 ** (env.k - 1)
     assert trace_counts(out.keys).size >= 8  # the instance shows the ambiguity
+
+
+def test_phase_targets_do_not_overflow_for_tiny_accuracies():
+    # k = 20, δ = 0.05: c = 1/422, so 2σ²L/η_p² passes 2^63 in the late phases of T = 10^7;
+    # the cast used to wrap to negative values (and stall the schedule) with a warning
+    env = ArmsEnvironment(np.full(20, 0.5), "bernoulli")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        state = lkd.ListKDelta(0.05).init(env, 10**7, 1, np.random.default_rng(0))
+    targets = state.targets
+    # N_1 = ⌈2σ²L/η_1²⌉, σ = 1/2, L = ln(2·20·25/(δ/4)), η_1 = c/2, c = 0.0375·6/95
+    assert (np.diff(targets) >= 0).all() and targets[0] == 4_025_296
+    assert targets[-1] == 10**7 + 1  # capped: a phase that cannot complete within T
 
 
 def test_batch_ends_minimax_grid_known_answers():
