@@ -124,6 +124,29 @@ def _gib(n: float) -> str:
 # ---------------------------------------------------------------------------------------
 # Simulation
 # ---------------------------------------------------------------------------------------
+class ChunkProgress:
+    """Reports a chunk's progress in executions (fractions of ``executions``) as its
+    rounds advance: the sequential simulators add rounds, the phase engine reports the
+    rounds every execution has completed."""
+
+    def __init__(self, report: Callable | None, executions: int, horizon: int):
+        self.report, self.executions, self.horizon = report, executions, horizon
+        self.rounds = self.shown = 0.0
+
+    def add_rounds(self, rounds: int) -> None:
+        self.at_round(0, self.rounds + rounds)
+
+    def at_round(self, index: int, rounds: float) -> None:
+        self.rounds = min(float(rounds), self.horizon)
+        share = self.executions * self.rounds / self.horizon
+        if self.report is not None and share > self.shown:
+            self.report(share - self.shown)
+            self.shown = share
+
+    def finish(self) -> None:
+        self.at_round(0, self.horizon)
+
+
 def simulate(env, config: SimulationConfig, seed: int, on_progress: Callable | None = None):
     """All executions of ``config.algo`` on ``env``: a :class:`Simulation`."""
     info = validate(config)
@@ -134,16 +157,12 @@ def simulate(env, config: SimulationConfig, seed: int, on_progress: Callable | N
     curve = np.zeros(marks.size)
     for chunk, start in enumerate(range(0, config.runs, CHUNK_RUNS)):
         ids = np.arange(start, min(config.runs, start + CHUNK_RUNS))
-        # sequential algorithms report rounds as they go, in units of whole executions
-        per_round = None
-        if on_progress is not None and info.kind == "sequential":
-            per_round = lambda rounds, n=ids.size: on_progress(n * rounds / config.horizon)  # noqa: E731
-        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round)
+        progress = ChunkProgress(on_progress, ids.size, config.horizon)
+        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress)
+        progress.finish()
         regrets.append(regret)
         keys.append(key)
         curve += part
-        if on_progress is not None and per_round is None:
-            on_progress(ids.size)
     return Simulation(np.concatenate(regrets), np.concatenate(keys), marks, curve / config.runs)
 
 
@@ -160,7 +179,7 @@ def _chunk_rng(seed: int, stream: int, chunk: int) -> np.random.Generator:
     return np.random.default_rng(sequence)
 
 
-def _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round=None):
+def _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress: ChunkProgress):
     if isinstance(env, BallEnvironment):
         rng = _chunk_rng(seed, config.stream, chunk)
         out = simulate_ball(env, config.horizon, ids.size, rng, config.delta, config.batches, marks)
@@ -183,13 +202,15 @@ def _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round=None):
                 ids,
                 stream_seed,
                 marks,
-                on_progress=per_round,
+                on_progress=progress.add_rounds,
                 shared_pairs=config.shared_randomness,
             )
         return out.regret, out.keys, out.curve
     algo = registry.build(config.algo, config.delta, config.batches, config.shared_randomness)
     rng = _chunk_rng(seed, config.stream, chunk)
-    out = simulate_aggregated(algo, env, config.horizon, ids.size, rng, marks)
+    out = simulate_aggregated(
+        algo, env, config.horizon, ids.size, rng, marks, on_segment=progress.at_round
+    )
     return out.regret, out.keys, out.curve
 
 

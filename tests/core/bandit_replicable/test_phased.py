@@ -195,7 +195,8 @@ def test_successive_elimination_rule_and_many_traces():
     env = ArmsEnvironment(np.array([0.7, 0.5, 0.45]), "bernoulli")
     state = algo.init(env, 1000, 1, np.random.default_rng(0))
     counts = np.array([[100, 100, 100]])
-    radius = state.radius[100]
+    radius = 0.5 * np.sqrt(2 * np.log(4 * 3 * 100**2 / 0.05) / 100)  # r(100), σ = 1/2
+    assert algo.radius(state, np.array([100])) == pytest.approx(radius, rel=1e-12)
     sums = np.array([[70.0, 70.0 - 100 * (2 * radius + 0.01), 69.0]])
     algo.decide(state, 0, sums, counts, np.array([True]))
     assert state.active.tolist() == [[True, False, True]]

@@ -36,6 +36,17 @@ def test_same_seed_identical_different_seeds_independent(algo, env, horizon):
     assert abs(stats.spearmanr(a.regret, c.regret).statistic) < 0.2  # not coupled
 
 
+@pytest.mark.parametrize(
+    "algo,horizon", [("successive-elimination", 2000), ("ucb1", 2000), ("list-2k", 20_000)]
+)
+def test_progress_advances_within_a_chunk_and_adds_up_to_the_runs(algo, horizon):
+    steps = []
+    config = sim.SimulationConfig(algo, horizon, 300)
+    sim.simulate(ENV, config, seed=0, on_progress=steps.append)
+    assert sum(steps) == pytest.approx(300) and min(steps) > 0
+    assert len(steps) >= 3  # not one jump at the end of the chunk (list-2k: 3 phases)
+
+
 def test_summary_keys_and_guarantee():
     result = sim.run_experiment(ENV, sim.SimulationConfig("etc", 3000, 500), seed=0)
     for key in (
