@@ -42,6 +42,21 @@ def test_bad_input_exits_2_with_a_fix(cli, args, fix):
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    "args,fix",
+    [
+        (("sweep", "--gap-points", "0"), "--gap-points 8"),
+        (("sweep", "--t-min", "100", "--t-max", "10"), "--t-min 1000"),
+        (("compare", "--algos", "etc,nope"), "replicable-elimination"),
+        (("lower-bound", "--gap", "0"), "--gap 0.2"),
+    ],
+)
+def test_other_commands_reject_bad_input(cli, args, fix):
+    result = cli("bandit-replicable", *args)
+    assert result.returncode == 2, result
+    assert result.stderr.startswith("Error: ") and fix in result.stderr
+
+
 def test_memory_error_says_how_much(cli):
     result = cli("bandit-replicable", "run", "--runs", "1000000000000", "--horizon", "1000")
     assert "GiB" in result.stderr

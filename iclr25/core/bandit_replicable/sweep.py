@@ -15,7 +15,6 @@ processes; each cell has its own seed stream, so results do not depend on ``work
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,11 +27,14 @@ from iclr25.errors import UsageError
 
 
 def map_cells(fn: Callable, tasks: Sequence, workers: int, on_done: Callable | None = None):
-    """[fn(*task) for task in tasks], over ``workers`` processes when workers > 1."""
+    """[fn(*task) for task in tasks], over ``workers`` processes when workers > 1.
+
+    The workers ignore SIGINT and are terminated when the parent stops (Ctrl-C, SIGTERM,
+    an error), so an interrupted sweep does not wait for the cells still queued."""
     if workers < 1:
         raise UsageError(f"--workers {workers} must be at least 1", "use --workers 1 or more")
+    results = []
     if workers == 1 or len(tasks) <= 1:
-        results = []
         for task in tasks:
             results.append(fn(*task))
             if on_done is not None:
@@ -41,14 +43,23 @@ def map_cells(fn: Callable, tasks: Sequence, workers: int, on_done: Callable | N
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # no fork of a threaded parent
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
-        futures = [pool.submit(fn, *task) for task in tasks]
-        results = []
-        for future in futures:
-            results.append(future.result())
+    with context.Pool(min(workers, len(tasks)), initializer=_ignore_sigint) as pool:
+        for result in pool.imap(_call, [(fn, task) for task in tasks]):  # in task order
+            results.append(result)
             if on_done is not None:
                 on_done(1)
-        return results
+    return results  # leaving the block terminates the pool, also on an exception
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call(job):
+    fn, task = job
+    return fn(*task)
 
 
 def _cell(env, config: SimulationConfig, seed: int) -> dict:
@@ -85,7 +96,7 @@ def horizon_grid(t_min: int, t_max: int, points: int) -> tuple[int, ...]:
 def gap_grid(k: int, horizon: int, points: int) -> np.ndarray:
     """Δ from ½√(k/T) (below which no algorithm can tell arms apart) to 0.8."""
     low = min(0.5 * np.sqrt(k / horizon), 0.4)
-    return np.geomspace(low, 0.8, max(points, 1))
+    return np.geomspace(low, 0.8, points)
 
 
 def fit_exponent(horizons: Sequence[int], regrets: Sequence[float]) -> dict:
@@ -130,6 +141,11 @@ def run_sweep(config: SweepConfig, env, seed: int, on_progress=None) -> dict:
     info = validate(
         SimulationConfig(config.algo, config.horizons[0], config.runs, config.delta, config.batches)
     )
+    if config.worst_case and config.gap_points < 1:
+        raise UsageError(
+            f"--gap-points {config.gap_points} leaves no gap to take the worst case over",
+            "use --gap-points 8 (or --fixed-instance)",
+        )
     tasks = sweep_tasks(config, env, seed)
     cells = map_cells(_cell, tasks, config.workers, on_progress)
     rows = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -13,6 +15,7 @@ from iclr25.core.bandit_replicable.sweep import (
     SweepConfig,
     fit_exponent,
     horizon_grid,
+    map_cells,
     run_compare,
     run_sweep,
 )
@@ -113,6 +116,14 @@ def test_sweep_etc_exponent_and_workers_do_not_change_results():
     assert one["guarantee_held_everywhere"] is True
     two = run_sweep(SweepConfig(**{**config.__dict__, "workers": 2}), None, seed=0)
     assert two["rows"] == one["rows"]
+
+
+@pytest.mark.timeout(120)
+def test_map_cells_stops_queued_and_running_cells_on_an_error():
+    # cell 0 fails at once while a worker sleeps in cell 1: the pool is terminated instead
+    # of waiting an hour for cells 1-2 (a ProcessPoolExecutor would wait, and hang here)
+    with pytest.raises(ValueError, match="non-negative"):
+        map_cells(time.sleep, [(-1,), (3600,), (3600,)], workers=2)
 
 
 def test_compare_and_lower_bound():
