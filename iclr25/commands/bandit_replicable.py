@@ -93,7 +93,12 @@ RunsOpt = Annotated[
     int, typer.Option("--runs", help="Independent executions.", rich_help_panel=_SIM)
 ]
 DeltaOpt = Annotated[
-    float, typer.Option("--delta", help="δ of the (ℓ, δ) guarantee.", rich_help_panel=_SIM)
+    float,
+    typer.Option(
+        "--delta",
+        help="δ of the (ℓ, δ) guarantee (ρ for replicable-elimination).",
+        rich_help_panel=_SIM,
+    ),
 ]
 BatchesOpt = Annotated[
     int,
@@ -114,7 +119,7 @@ WorkersOpt = Annotated[
 ]
 
 RUN_KEYS = (
-    "algorithm, guarantee, claimed_regret, horizon, runs, delta, batches, mean_regret, "
+    "algorithm, title, guarantee, claimed_regret, horizon, runs, delta, batches, mean_regret, "
     "mean_regret_ci95, regret_sd, regret_median, regret_p95, regret_over_horizon, "
     "distinct_traces, list_bound, traces_covering_1_minus_delta, guarantee_held, "
     "shared_randomness, pair_agreement, pair_agreement_ci95, rho_bound, rho_held, "
