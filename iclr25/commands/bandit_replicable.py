@@ -168,21 +168,9 @@ def _environment(
     )
 
 
-def _k_armed_environment(run: Run, *, k, means, instance, gap, noise, sigma, horizon):
-    return _environment(
-        run,
-        env=EnvKind.k_armed,
-        k=k,
-        means=means,
-        instance=instance,
-        gap=gap,
-        noise=noise,
-        sigma=sigma,
-        dim=0,
-        arms=0,
-        theta_norm=1.0,
-        horizon=horizon,
-    )
+def _k_armed_environment(run: Run, **instance_options):
+    """The k-armed environment of the instance options (compare, sweep)."""
+    return _environment(run, env=EnvKind.k_armed, dim=0, arms=0, theta_norm=1.0, **instance_options)
 
 
 def _device(run: Run, algo: str) -> str:
