@@ -19,7 +19,7 @@ NAME = "bandit-replicable"
 HELP = "List-replicable bandit algorithms, simulated at scale against their guarantees."
 ALGORITHM_NAMES = (
     "etc, list-2k, list-k-delta, list-batched, linear-batched, ucb1, successive-elimination, "
-    "thompson"
+    "thompson, replicable-elimination"
 )
 
 app = typer.Typer(no_args_is_help=True, help=HELP)
@@ -93,11 +93,25 @@ RunsOpt = Annotated[
     int, typer.Option("--runs", help="Independent executions.", rich_help_panel=_SIM)
 ]
 DeltaOpt = Annotated[
-    float, typer.Option("--delta", help="δ of the (ℓ, δ) guarantee.", rich_help_panel=_SIM)
+    float,
+    typer.Option(
+        "--delta",
+        help="δ of the (ℓ, δ) guarantee (ρ for replicable-elimination).",
+        rich_help_panel=_SIM,
+    ),
 ]
 BatchesOpt = Annotated[
     int,
     typer.Option("--batches", help="B for list-batched / linear-batched.", rich_help_panel=_SIM),
+]
+SharedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--shared-randomness",
+        help="Executions 2i and 2i+1 share their internal random bits (fresh rewards): "
+        "pair_agreement then measures ρ-replicability; list checks are skipped.",
+        rich_help_panel=_SIM,
+    ),
 ]
 WorkersOpt = Annotated[
     int,
@@ -105,11 +119,24 @@ WorkersOpt = Annotated[
 ]
 
 RUN_KEYS = (
-    "algorithm, guarantee, claimed_regret, horizon, runs, delta, batches, mean_regret, "
+    "algorithm, title, guarantee, claimed_regret, horizon, runs, delta, batches, mean_regret, "
     "mean_regret_ci95, regret_sd, regret_median, regret_p95, regret_over_horizon, "
     "distinct_traces, list_bound, traces_covering_1_minus_delta, guarantee_held, "
+    "shared_randomness, pair_agreement, pair_agreement_ci95, rho_bound, rho_held, "
     "top_trace_shares, regret_curve {t, mean_regret}, instance"
 )
+
+
+def _short_table(rows: list[dict], headers: dict[str, str], title: str):
+    """A table of ``rows`` showing the keys of ``headers`` under short names (≤ 100 columns)."""
+    from iclr25.output import rows_table
+
+    shown = [{headers[key]: row[key] for key in headers} for row in rows]
+    return rows_table(shown, list(headers.values()), title=title)
+
+
+def _bound_text(bound):
+    return bound if bound is None or bound < 10**9 else f"{float(bound):.3g}"
 
 
 def _environment(
@@ -139,6 +166,11 @@ def _environment(
         sigma=sigma,
         rng=rng,
     )
+
+
+def _k_armed_environment(run: Run, **instance_options):
+    """The k-armed environment of the instance options (compare, sweep)."""
+    return _environment(run, env=EnvKind.k_armed, dim=0, arms=0, theta_norm=1.0, **instance_options)
 
 
 def _device(run: Run, algo: str) -> str:
@@ -185,14 +217,14 @@ def run_command(
     dim: DimOpt = 5,
     arms: ArmsOpt = 20,
     theta_norm: ThetaOpt = 1.0,
+    shared_randomness: SharedOpt = False,
     *,
     run: Run,
 ) -> None:
     """N independent executions of one algorithm: regret, distinct traces, list bound."""
     from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment, validate
 
-    config = SimulationConfig(algo, horizon, runs, delta, batches, device="cpu")
-    validate(config)
+    validate(SimulationConfig(algo, horizon, runs, delta, batches))
     environment = _environment(
         run,
         env=env,
@@ -207,7 +239,10 @@ def run_command(
         theta_norm=theta_norm,
         horizon=horizon,
     )
-    config = SimulationConfig(algo, horizon, runs, delta, batches, device=_device(run, algo))
+    device = "cpu" if shared_randomness else _device(run, algo)  # the kernel has no pairs
+    config = SimulationConfig(
+        algo, horizon, runs, delta, batches, device=device, shared_randomness=shared_randomness
+    )
     with run.progress(f"{algo}: executions", total=runs) as advance, run.timer("simulate_s"):
         results = run_experiment(environment, config, run.seed, on_progress=advance)
     if run.wants_artifacts:
@@ -219,32 +254,31 @@ def run_command(
 # compare
 # ---------------------------------------------------------------------------------------
 DEFAULT_ALGOS = (
-    "etc,list-2k,list-k-delta,list-batched,linear-batched,ucb1,successive-elimination,thompson"
+    "etc,list-2k,list-k-delta,list-batched,linear-batched,ucb1,successive-elimination,thompson,"
+    "replicable-elimination"
 )
 COMPARE_KEYS = (
     "horizon, runs, delta, instance, algorithms [{algorithm, guarantee, claimed_regret, "
     "mean_regret, mean_regret_ci95, regret_over_horizon, distinct_traces, list_bound, "
-    "traces_covering_1_minus_delta, guarantee_held, top_trace_shares, regret_curve}]"
+    "traces_covering_1_minus_delta, guarantee_held, pair_agreement, rho_bound, rho_held, "
+    "top_trace_shares, regret_curve}], shared_randomness"
 )
 
 
 def _render_compare(console, results) -> None:
-    from iclr25.output import rows_table
-
-    columns = [
-        "algorithm",
-        "mean_regret",
-        "distinct_traces",
-        "traces_covering_1_minus_delta",
-        "list_bound",
-        "guarantee_held",
-    ]
-    rows = [{c: a[c] for c in columns} for a in results["algorithms"]]
-    for row in rows:
-        bound = row["list_bound"]
-        row["list_bound"] = bound if bound is None or bound < 10**9 else f"{float(bound):.3g}"
+    headers = {
+        "algorithm": "algorithm",
+        "mean_regret": "regret",
+        "regret_over_horizon": "regret/T",
+        "distinct_traces": "traces",
+        "traces_covering_1_minus_delta": "cover 1-δ",
+        "list_bound": "bound ℓ",
+        "guarantee_held": "held",
+        "pair_agreement": "pairs agree",
+    }
+    rows = [{**a, "list_bound": _bound_text(a["list_bound"])} for a in results["algorithms"]]
     title = f"T = {results['horizon']:,}, {results['runs']:,} executions, δ = {results['delta']}"
-    console.print(rows_table(rows, columns, title=title))
+    console.print(_short_table(rows, headers, title))
 
 
 @command(app, "compare", epilog=f"JSON results: {COMPARE_KEYS}.")
@@ -263,6 +297,7 @@ def compare_command(
     noise: NoiseOpt = Noise.bernoulli,
     sigma: SigmaOpt = 1.0,
     workers: WorkersOpt = 1,
+    shared_randomness: SharedOpt = False,
     *,
     run: Run,
 ) -> None:
@@ -273,21 +308,12 @@ def compare_command(
     from iclr25.core.bandit_replicable.sweep import parse_algorithms, run_compare
 
     names = parse_algorithms(algos)
-    environment = _environment(
-        run,
-        env=EnvKind.k_armed,
-        k=k,
-        means=means,
-        instance=instance,
-        gap=gap,
-        noise=noise,
-        sigma=sigma,
-        dim=0,
-        arms=0,
-        theta_norm=1.0,
-        horizon=horizon,
+    environment = _k_armed_environment(
+        run, k=k, means=means, instance=instance, gap=gap, noise=noise, sigma=sigma, horizon=horizon
     )
-    base = SimulationConfig(names[0], horizon, runs, delta, batches)
+    base = SimulationConfig(
+        names[0], horizon, runs, delta, batches, shared_randomness=shared_randomness
+    )
     with run.progress("algorithms", total=len(names)) as advance, run.timer("simulate_s"):
         results = run_compare(names, environment, base, run.seed, workers, advance)
     if run.wants_artifacts:
@@ -301,6 +327,7 @@ def compare_command(
         "delta": delta,
         "batches": batches,
         "workers": workers,
+        "shared_randomness": shared_randomness,
     }
     run.finish(results, config, _render_compare)
 
@@ -311,33 +338,35 @@ def compare_command(
 SWEEP_KEYS = (
     "algorithm, mode, rows [{horizon, mean_regret, mean_regret_ci95, regret_over_horizon, "
     "worst_gap, distinct_traces, traces_covering_1_minus_delta, list_bound, guarantee_held}], "
-    "fitted_exponent, fitted_exponent_ci95, claimed_exponent, design_exponent, claimed_regret, "
-    "guarantee, guarantee_held_everywhere"
+    "fitted_exponent, fitted_exponent_ci95, claimed_exponent, design_exponent, batches, "
+    "batches_needed_for_claim, claimed_regret, guarantee, guarantee_held_everywhere"
 )
 
 
 def _render_sweep(console, results) -> None:
-    from iclr25.output import rows_table
-
-    columns = [
-        "horizon",
-        "mean_regret",
-        "regret_over_horizon",
-        "worst_gap",
-        "distinct_traces",
-        "traces_covering_1_minus_delta",
-    ]
-    console.print(
-        rows_table(results["rows"], columns, title=f"{results['algorithm']}: {results['mode']}")
-    )
+    headers = {
+        "horizon": "T",
+        "mean_regret": "mean regret",
+        "regret_over_horizon": "regret/T",
+        "worst_gap": "worst gap",
+        "distinct_traces": "traces",
+        "traces_covering_1_minus_delta": "cover 1-δ",
+        "list_bound": "bound ℓ",
+    }
+    rows = [{**r, "list_bound": _bound_text(r["list_bound"])} for r in results["rows"]]
+    console.print(_short_table(rows, headers, f"{results['algorithm']}: {results['mode']}"))
     fitted, ci = results["fitted_exponent"], results["fitted_exponent_ci95"]
-    line = f"fitted exponent {fitted:.3f}" if fitted is not None else "fitted exponent n/a"
+    line = f"measured exponent {fitted:.3f}" if fitted is not None else "measured exponent n/a"
     if ci:
         line += f" (95% CI {ci[0]:.3f}..{ci[1]:.3f})"
-    line += f"   claimed {results['claimed_exponent']:.3f}"
-    if results["design_exponent"] is not None:
-        line += f"   our design {results['design_exponent']:.3f}"
-    console.print(line)
+    console.print(f"{line}   claimed {results['claimed_exponent']:.4g}")
+    batches = results["batches"]
+    if batches is not None:
+        console.print(
+            f"B = {batches} batches: design {results['design_exponent']:.4g} = {batches}-batch "
+            f"lower bound (Gao et al. 2019); claim needs ≥ {results['batches_needed_for_claim']}"
+            " batches"
+        )
 
 
 @command(app, "sweep", epilog=f"JSON results: {SWEEP_KEYS}.")
@@ -376,18 +405,14 @@ def sweep_command(
     horizons = horizon_grid(t_min, t_max, points)
     environment = None
     if fixed_instance:
-        environment = _environment(
+        environment = _k_armed_environment(
             run,
-            env=EnvKind.k_armed,
             k=k,
             means=means,
             instance=instance,
             gap=gap,
             noise=noise,
             sigma=sigma,
-            dim=0,
-            arms=0,
-            theta_norm=1.0,
             horizon=horizons[0],
         )
         k = environment.k
@@ -428,9 +453,19 @@ LOWER_KEYS = (
 
 
 def _render_lower(console, results) -> None:
-    from iclr25.output import render_mapping, rows_table
+    from iclr25.output import render_mapping
 
-    console.print(rows_table(results["rows"], title=f"k = {results['k']}, gap = {results['gap']}"))
+    headers = {
+        "horizon": "T",
+        "capped_worst_regret_over_T": "capped: worst regret/T",
+        "capped_worst_instance": "on",
+        "capped_max_traces": "traces",
+        "etc_worst_regret_over_T": "ETC: worst regret/T",
+        "etc_worst_instance": "on ",
+        "etc_max_traces": "traces ",
+    }
+    title = f"k = {results['k']}, gap = {results['gap']}: ETC capped to k-1 traces vs ETC"
+    console.print(_short_table(results["rows"], headers, title))
     render_mapping(console, results["centre"], title="centre instance (all arms equal)")
 
 

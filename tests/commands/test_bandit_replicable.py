@@ -42,6 +42,21 @@ def test_bad_input_exits_2_with_a_fix(cli, args, fix):
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    "args,fix",
+    [
+        (("sweep", "--gap-points", "0"), "--gap-points 8"),
+        (("sweep", "--t-min", "100", "--t-max", "10"), "--t-min 1000"),
+        (("compare", "--algos", "etc,nope"), "replicable-elimination"),
+        (("lower-bound", "--gap", "0"), "--gap 0.2"),
+    ],
+)
+def test_other_commands_reject_bad_input(cli, args, fix):
+    result = cli("bandit-replicable", *args)
+    assert result.returncode == 2, result
+    assert result.stderr.startswith("Error: ") and fix in result.stderr
+
+
 def test_memory_error_says_how_much(cli):
     result = cli("bandit-replicable", "run", "--runs", "1000000000000", "--horizon", "1000")
     assert "GiB" in result.stderr
@@ -102,28 +117,18 @@ def test_compare_sweep_and_lower_bound(cli, tmp_path):
     assert [a["algorithm"] for a in algos] == ["etc", "list-2k", "thompson"]
     assert algos[2]["distinct_traces"] == 200  # Thompson: every execution its own trace
     assert (tmp_path / "cmp" / "trace_frequencies.png").exists()
-    sweep = cli(
-        "bandit-replicable",
-        "sweep",
-        "--algo",
-        "list-batched",
-        "--batches",
-        "2",
-        "--t-min",
-        "1000",
-        "--t-max",
-        "100000",
-        "--points",
-        "3",
-        "--runs",
-        "100",
-        "--gap-points",
-        "3",
-        "--json",
+    sweep_args = (
+        *("bandit-replicable", "sweep", "--algo", "list-batched", "--batches", "2"),
+        *("--t-min", "1000", "--t-max", "100000", "--points", "3", "--runs", "100"),
+        *("--gap-points", "3"),
     )
+    sweep = cli(*sweep_args, "--json")
     assert sweep.returncode == 0, sweep
     doc = sweep.json()["results"]
     assert doc["claimed_exponent"] == 0.625 and abs(doc["design_exponent"] - 2 / 3) < 1e-12
+    assert doc["batches"] == 2 and doc["batches_needed_for_claim"] == 3
+    human = " ".join(cli(*sweep_args).stdout.split())
+    assert "claimed 0.625" in human and "claim needs ≥ 3 batches" in human
     assert isinstance(doc["fitted_exponent"], float) and len(doc["rows"]) == 3
     lower = cli(
         "bandit-replicable",
@@ -143,11 +148,25 @@ def test_compare_sweep_and_lower_bound(cli, tmp_path):
     assert rows[-1]["capped_worst_regret_over_T"] > 10 * rows[-1]["etc_worst_regret_over_T"]
 
 
+def test_shared_randomness_measures_rho(cli):
+    args = ("--means", "0.75,0,0.375", "--noise", "gaussian", "--sigma", "0.05")
+    base = ("bandit-replicable", "run", "--algo", "replicable-elimination", *args)
+    base += ("--horizon", "300000", "--runs", "400", "--delta", "0.2", "--json")
+    fresh = cli(*base).json()["results"]
+    shared = cli(*base, "--shared-randomness").json()["results"]
+    assert fresh["shared_randomness"] is False and shared["shared_randomness"] is True
+    assert fresh["pair_agreement"] < 0.4 and fresh["rho_held"] is None
+    assert shared["pair_agreement"] >= 0.8 and shared["rho_held"] is True
+    lo, hi = shared["pair_agreement_ci95"]
+    assert lo <= shared["pair_agreement"] <= hi
+
+
 def test_help_lists_json_keys_and_algorithms(cli):
     result = cli("bandit-replicable", "run", "--help")
     assert result.returncode == 0
     text = "".join(c for c in result.stdout if not c.isspace() and c not in "│╭╮╰╯─")
     assert "traces_covering_1_minus_delta" in text and "successive-elimination" in text
+    assert "pair_agreement" in text and "replicable-elimination" in text
 
 
 def test_demo_step_headline(tmp_path):

@@ -55,8 +55,16 @@ class PhasedElimination:
 
     name = "phased-elimination"
 
-    def __init__(self, delta: float):
+    def __init__(self, delta: float, paired: bool = False):
         self.delta = float(delta)
+        self.paired = paired  # executions 2i and 2i+1 share their internal random bits
+
+    def internal_uniforms(self, rng, runs: int, width: int) -> np.ndarray:
+        """U[0, 1) internal random bits (runs, width): fresh per execution, or shared by
+        the pairs (2i, 2i+1) when ``paired`` (to measure ρ-replicability)."""
+        if not self.paired:
+            return rng.random((runs, width))
+        return np.repeat(rng.random(((runs + 1) // 2, width)), 2, axis=0)[:runs]
 
     # -- the two knobs of the family ---------------------------------------------------
     def accuracies(self, k: int, phases: np.ndarray) -> np.ndarray:
@@ -77,7 +85,9 @@ class PhasedElimination:
         phases = np.arange(1, planned + 1)
         eta = self.accuracies(k, phases)
         sigma = env.subgaussian
-        targets = np.ceil(2.0 * sigma**2 * self.log_term(k, planned) / eta**2).astype(np.int64)
+        targets = np.ceil(2.0 * sigma**2 * self.log_term(k, planned) / eta**2)
+        # a target beyond T is never reached: capping it keeps tiny η from overflowing int64
+        targets = np.minimum(targets, horizon + 1).astype(np.int64)
         targets = np.maximum.accumulate(np.maximum(targets, 1))
         return PhasedState(
             horizon=horizon,

@@ -1,7 +1,8 @@
 """The algorithms by their stable names, with their guarantees as the paper states them.
 
 Names (stable, for scripts): ``etc``, ``list-2k``, ``list-k-delta``, ``list-batched``,
-``linear-batched``, ``ucb1``, ``successive-elimination``, ``thompson``.
+``linear-batched``, ``ucb1``, ``successive-elimination``, ``thompson``,
+``replicable-elimination``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from iclr25.core.bandit_replicable import (
     list_k_delta,
 )
 from iclr25.core.bandit_replicable.etc import ExploreThenCommit
+from iclr25.core.bandit_replicable.replicable_elimination import ReplicableElimination
 from iclr25.core.bandit_replicable.successive_elimination import SuccessiveElimination
 from iclr25.core.bandit_replicable.thompson import Thompson
 from iclr25.core.bandit_replicable.ucb1 import Ucb1
@@ -43,6 +45,7 @@ class AlgorithmInfo:
     list_delta: Callable[[Problem], float] | None  # the δ of the (ℓ, δ) claim
     claimed_exponent: Callable[[int], float]  # regret ∝ T^e in the worst case, e(B)
     design_exponent: Callable[[int], float] | None = None  # what our construction reaches
+    rho_bound: Callable[[Problem], float] | None = None  # ρ of a ρ-replicability claim
 
 
 def _batched_design(batches: int) -> float:
@@ -125,6 +128,17 @@ ALGORITHMS: dict[str, AlgorithmInfo] = {
         None,
         lambda b: 0.5,
     ),
+    "replicable-elimination": AlgorithmInfo(
+        "replicable-elimination",
+        "ρ-replicable elimination (Esfandiari et al. 2023)",
+        "phased",
+        "ρ = δ (shared bits)",
+        "Õ((k²/ρ²) Σ 1/Δ_i)",
+        None,
+        None,
+        lambda b: 0.5,
+        rho_bound=lambda p: p.delta,
+    ),
 }
 NAMES = tuple(ALGORITHMS)
 
@@ -135,14 +149,17 @@ def get(name: str) -> AlgorithmInfo:
     return ALGORITHMS[name]
 
 
-def build(name: str, delta: float, batches: int):
-    """The algorithm object the simulators run (phased and linear kinds)."""
+def build(name: str, delta: float, batches: int, paired: bool = False):
+    """The algorithm object the simulators run (phased and linear kinds); ``paired``: the
+    executions 2i and 2i+1 share their internal random bits (only randomised ones have any)."""
     if name == "etc":
         return ExploreThenCommit()
     if name == "list-2k":
         return list_2k.List2k(delta)
     if name == "list-k-delta":
-        return list_k_delta.ListKDelta(delta)
+        return list_k_delta.ListKDelta(delta, paired)
+    if name == "replicable-elimination":
+        return ReplicableElimination(delta, paired)
     if name == "list-batched":
         return list_batched.ListBatched(delta, batches)
     if name == "linear-batched":

@@ -7,7 +7,9 @@ execution. Both draw the counter-based numbers of :mod:`.counter_rng`, so an exe
 rewards depend only on (seed, execution index, round), not on the device or on chunking.
 
 A *rule* supplies ``choose(t, sums, counts, keys, k, xp) -> arms`` for round t (0-based,
-t rounds already played). Stream 0 of each round is the reward.
+t rounds already played), drawing its internal randomness from streams 1.. of ``keys``.
+Stream 0 of each round is the reward. With ``shared_pairs`` the executions 2i and 2i+1
+draw their internal randomness from execution 2i's key (their rewards stay independent).
 """
 
 from __future__ import annotations
@@ -56,12 +58,15 @@ def simulate_sequential(
     record_arms: bool = False,
     xp=np,
     on_progress: Callable[[int], None] | None = None,
+    shared_pairs: bool = False,
 ) -> SequentialOutcome:
     """Simulate executions ``run_ids`` of ``rule`` for ``horizon`` rounds."""
     k, runs = env.k, int(len(run_ids))
     ppf = normal_ppf(xp)
     means, gaps = xp.asarray(env.means), xp.asarray(env.gaps)
-    keys = run_keys(seed, xp.asarray(run_ids), xp)
+    ids = xp.asarray(run_ids)
+    keys = run_keys(seed, ids, xp)
+    internal = run_keys(seed, ids - ids % 2, xp) if shared_pairs else keys
     sums = xp.zeros((runs, k))
     counts = xp.zeros((runs, k))
     regret = xp.zeros(runs)
@@ -73,7 +78,7 @@ def simulate_sequential(
     arms_played = np.zeros((runs, horizon), np.int32) if record_arms else None
     step = max(1, horizon // 100)
     for t in range(horizon):
-        arms = rule.choose(t, sums, counts, keys, k, xp)
+        arms = rule.choose(t, sums, counts, internal, k, xp)
         u = uniforms(keys, t * (k + 1), xp)
         reward = draw_reward(env.noise, env.sigma, means[arms], u, ppf)
         flat = base + arms

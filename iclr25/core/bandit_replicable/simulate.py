@@ -24,7 +24,9 @@ from iclr25.core.bandit_replicable.sequential import simulate_sequential
 from iclr25.core.bandit_replicable.traces import list_statistics
 from iclr25.errors import UsageError
 
-CHUNK_RUNS = 20_000  # executions simulated together; fixed so results never depend on memory
+#: executions simulated together; fixed so results never depend on memory, and even so
+#: that the pairs (2i, 2i+1) of --shared-randomness never straddle two chunks
+CHUNK_RUNS = 20_000
 MEMORY_SHARE = 0.8  # of the available memory a run may plan to use
 
 
@@ -38,6 +40,7 @@ class SimulationConfig:
     curve_points: int = 40  # log-spaced rounds at which the mean regret curve is recorded
     device: str = "cpu"
     stream: int = 0  # distinguishes experiments that share a seed (sweep cells)
+    shared_randomness: bool = False  # executions 2i, 2i+1 share internal bits (ρ-replicability)
 
 
 @dataclass
@@ -121,6 +124,29 @@ def _gib(n: float) -> str:
 # ---------------------------------------------------------------------------------------
 # Simulation
 # ---------------------------------------------------------------------------------------
+class ChunkProgress:
+    """Reports a chunk's progress in executions (fractions of ``executions``) as its
+    rounds advance: the sequential simulators add rounds, the phase engine reports the
+    rounds every execution has completed."""
+
+    def __init__(self, report: Callable | None, executions: int, horizon: int):
+        self.report, self.executions, self.horizon = report, executions, horizon
+        self.rounds = self.shown = 0.0
+
+    def add_rounds(self, rounds: int) -> None:
+        self.at_round(0, self.rounds + rounds)
+
+    def at_round(self, index: int, rounds: float) -> None:
+        self.rounds = min(float(rounds), self.horizon)
+        share = self.executions * self.rounds / self.horizon
+        if self.report is not None and share > self.shown:
+            self.report(share - self.shown)
+            self.shown = share
+
+    def finish(self) -> None:
+        self.at_round(0, self.horizon)
+
+
 def simulate(env, config: SimulationConfig, seed: int, on_progress: Callable | None = None):
     """All executions of ``config.algo`` on ``env``: a :class:`Simulation`."""
     info = validate(config)
@@ -131,16 +157,12 @@ def simulate(env, config: SimulationConfig, seed: int, on_progress: Callable | N
     curve = np.zeros(marks.size)
     for chunk, start in enumerate(range(0, config.runs, CHUNK_RUNS)):
         ids = np.arange(start, min(config.runs, start + CHUNK_RUNS))
-        # sequential algorithms report rounds as they go, in units of whole executions
-        per_round = None
-        if on_progress is not None and info.kind == "sequential":
-            per_round = lambda rounds, n=ids.size: on_progress(n * rounds / config.horizon)  # noqa: E731
-        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round)
+        progress = ChunkProgress(on_progress, ids.size, config.horizon)
+        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress)
+        progress.finish()
         regrets.append(regret)
         keys.append(key)
         curve += part
-        if on_progress is not None and per_round is None:
-            on_progress(ids.size)
     return Simulation(np.concatenate(regrets), np.concatenate(keys), marks, curve / config.runs)
 
 
@@ -157,7 +179,7 @@ def _chunk_rng(seed: int, stream: int, chunk: int) -> np.random.Generator:
     return np.random.default_rng(sequence)
 
 
-def _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round=None):
+def _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress: ChunkProgress):
     if isinstance(env, BallEnvironment):
         rng = _chunk_rng(seed, config.stream, chunk)
         out = simulate_ball(env, config.horizon, ids.size, rng, config.delta, config.batches, marks)
@@ -165,7 +187,7 @@ def _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round=None):
     if info.kind == "sequential":
         prior = 1.0 if env.noise == "bernoulli" else env.sigma
         stream_seed = seed + 1_000_003 * config.stream
-        if config.device == "cuda" and env.k <= 64:
+        if config.device == "cuda" and env.k <= 64 and not config.shared_randomness:
             from iclr25.gpu.kernels.bandit_sequential import run_sequential_cuda
 
             out = run_sequential_cuda(
@@ -174,12 +196,21 @@ def _simulate_chunk(info, env, config, seed, chunk, ids, marks, per_round=None):
         else:
             rule = registry.sequential_rule(config.algo, prior)
             out = simulate_sequential(
-                rule, env, config.horizon, ids, stream_seed, marks, on_progress=per_round
+                rule,
+                env,
+                config.horizon,
+                ids,
+                stream_seed,
+                marks,
+                on_progress=progress.add_rounds,
+                shared_pairs=config.shared_randomness,
             )
         return out.regret, out.keys, out.curve
-    algo = registry.build(config.algo, config.delta, config.batches)
+    algo = registry.build(config.algo, config.delta, config.batches, config.shared_randomness)
     rng = _chunk_rng(seed, config.stream, chunk)
-    out = simulate_aggregated(algo, env, config.horizon, ids.size, rng, marks)
+    out = simulate_aggregated(
+        algo, env, config.horizon, ids.size, rng, marks, on_segment=progress.at_round
+    )
     return out.regret, out.keys, out.curve
 
 
@@ -207,16 +238,43 @@ def regret_summary(regret: np.ndarray) -> dict:
     }
 
 
+def pair_agreement(keys: np.ndarray) -> dict:
+    """Share of the execution pairs (2i, 2i+1) that played the same trace, with a Wilson
+    95% interval. With shared internal bits it estimates 1 - ρ (ρ-replicability)."""
+    pairs = keys.shape[0] // 2
+    if pairs == 0:
+        return {"pair_agreement": None, "pair_agreement_ci95": None}
+    same = (keys[0 : 2 * pairs : 2] == keys[1 : 2 * pairs : 2]).all(axis=1)
+    p, z = float(same.mean()), 1.959963984540054
+    centre = (p + z * z / (2 * pairs)) / (1 + z * z / pairs)
+    half = z * np.sqrt(p * (1 - p) / pairs + z * z / (4 * pairs**2)) / (1 + z * z / pairs)
+    return {
+        "pair_agreement": p,
+        "pair_agreement_ci95": [max(0.0, centre - half), min(1.0, centre + half)],
+    }
+
+
+def _guarantees(info, problem, stats, agreement: dict, shared: bool) -> dict:
+    """The list claim (fresh bits only) and the ρ claim (shared bits only), checked."""
+    bound = info.list_bound(problem) if info.list_bound else None
+    held = None
+    if bound is not None and not shared:
+        share = 1.0 - info.list_delta(problem)
+        covering = stats.traces_covering if share < 1.0 else stats.distinct_traces
+        held = bool(covering <= bound)
+    rho = info.rho_bound(problem) if info.rho_bound else None
+    rho_held = None
+    if rho is not None and shared and agreement["pair_agreement"] is not None:
+        rho_held = bool(agreement["pair_agreement"] >= 1.0 - rho)
+    return {"list_bound": bound, "guarantee_held": held, "rho_bound": rho, "rho_held": rho_held}
+
+
 def summarize(sim: Simulation, env, config: SimulationConfig) -> dict:
     info = registry.get(config.algo)
     problem = problem_of(env, config)
     stats = list_statistics(sim.keys, config.delta, top=10)
-    bound = info.list_bound(problem) if info.list_bound else None
-    held = None
-    if bound is not None:
-        share = 1.0 - info.list_delta(problem)
-        covering = stats.traces_covering if share < 1.0 else stats.distinct_traces
-        held = bool(covering <= bound)
+    agreement = pair_agreement(sim.keys)
+    checks = _guarantees(info, problem, stats, agreement, config.shared_randomness)
     return {
         "algorithm": info.name,
         "title": info.title,
@@ -229,9 +287,13 @@ def summarize(sim: Simulation, env, config: SimulationConfig) -> dict:
         **regret_summary(sim.regret),
         "regret_over_horizon": float(sim.regret.mean() / config.horizon),
         "distinct_traces": stats.distinct_traces,
-        "list_bound": bound,
+        "list_bound": checks["list_bound"],
         "traces_covering_1_minus_delta": stats.traces_covering,
-        "guarantee_held": held,
+        "guarantee_held": checks["guarantee_held"],
+        "shared_randomness": config.shared_randomness,
+        **agreement,
+        "rho_bound": checks["rho_bound"],
+        "rho_held": checks["rho_held"],
         "top_trace_shares": stats.top_shares,
         "regret_curve": {"t": sim.curve_t.tolist(), "mean_regret": sim.curve_mean.tolist()},
         "instance": env.describe(),

@@ -24,7 +24,8 @@ from iclr25.core.bandit_replicable.schedule import RoundRobin
 
 @dataclass
 class EliminationState:
-    radius: np.ndarray  # (T/k + 2,) r(n) for n = 0, 1, ... (r(0) unused)
+    k: int
+    sigma: float  # σ of the confidence radius
     active: np.ndarray  # (runs, k) bool
 
 
@@ -35,17 +36,19 @@ class SuccessiveElimination:
         self.delta = float(delta)
 
     def init(self, env, horizon, runs, rng) -> EliminationState:
-        n = np.maximum(np.arange(horizon // env.k + 2), 1).astype(np.float64)
-        log_term = np.log(4.0 * env.k * n**2 / self.delta)
-        radius = env.subgaussian * np.sqrt(2.0 * log_term / n)  # r(n), a table
-        return EliminationState(radius, np.ones((runs, env.k), bool))
+        return EliminationState(env.k, env.subgaussian, np.ones((runs, env.k), bool))
+
+    def radius(self, state: EliminationState, counts: np.ndarray) -> np.ndarray:
+        """r(n) = σ √(2 ln(4 k n² / δ) / n) for pull counts n ≥ 1."""
+        n = np.maximum(counts, 1).astype(np.float64)
+        return state.sigma * np.sqrt(2.0 * np.log(4.0 * state.k * n**2 / self.delta) / n)
 
     def segment(self, state: EliminationState, index: int) -> RoundRobin:
         return RoundRobin(state.active.copy(), state.active.sum(axis=1).astype(np.int64))
 
     def decide(self, state: EliminationState, index, sums, counts, completed) -> None:
         n = np.maximum(counts, 1)
-        radius = state.radius[np.minimum(counts, state.radius.size - 1)]
+        radius = self.radius(state, counts)
         means = sums / n
         lower = np.where(state.active, means - radius, -np.inf).max(axis=1, keepdims=True)
         drop = state.active & (means + radius < lower) & completed[:, None]

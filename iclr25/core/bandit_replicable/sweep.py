@@ -15,23 +15,26 @@ processes; each cell has its own seed stream, so results do not depend on ``work
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from iclr25.core.bandit_replicable import registry
 from iclr25.core.bandit_replicable.environments import ArmsEnvironment, two_level
+from iclr25.core.bandit_replicable.list_batched import batches_for_exponent
 from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment, validate
 from iclr25.errors import UsageError
 
 
 def map_cells(fn: Callable, tasks: Sequence, workers: int, on_done: Callable | None = None):
-    """[fn(*task) for task in tasks], over ``workers`` processes when workers > 1."""
+    """[fn(*task) for task in tasks], over ``workers`` processes when workers > 1.
+
+    The workers ignore SIGINT and are terminated when the parent stops (Ctrl-C, SIGTERM,
+    an error), so an interrupted sweep does not wait for the cells still queued."""
     if workers < 1:
         raise UsageError(f"--workers {workers} must be at least 1", "use --workers 1 or more")
+    results = []
     if workers == 1 or len(tasks) <= 1:
-        results = []
         for task in tasks:
             results.append(fn(*task))
             if on_done is not None:
@@ -40,14 +43,23 @@ def map_cells(fn: Callable, tasks: Sequence, workers: int, on_done: Callable | N
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # no fork of a threaded parent
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
-        futures = [pool.submit(fn, *task) for task in tasks]
-        results = []
-        for future in futures:
-            results.append(future.result())
+    with context.Pool(min(workers, len(tasks)), initializer=_ignore_sigint) as pool:
+        for result in pool.imap(_call, [(fn, task) for task in tasks]):  # in task order
+            results.append(result)
             if on_done is not None:
                 on_done(1)
-        return results
+    return results  # leaving the block terminates the pool, also on an exception
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call(job):
+    fn, task = job
+    return fn(*task)
 
 
 def _cell(env, config: SimulationConfig, seed: int) -> dict:
@@ -84,7 +96,7 @@ def horizon_grid(t_min: int, t_max: int, points: int) -> tuple[int, ...]:
 def gap_grid(k: int, horizon: int, points: int) -> np.ndarray:
     """Δ from ½√(k/T) (below which no algorithm can tell arms apart) to 0.8."""
     low = min(0.5 * np.sqrt(k / horizon), 0.4)
-    return np.geomspace(low, 0.8, max(points, 1))
+    return np.geomspace(low, 0.8, points)
 
 
 def fit_exponent(horizons: Sequence[int], regrets: Sequence[float]) -> dict:
@@ -129,6 +141,11 @@ def run_sweep(config: SweepConfig, env, seed: int, on_progress=None) -> dict:
     info = validate(
         SimulationConfig(config.algo, config.horizons[0], config.runs, config.delta, config.batches)
     )
+    if config.worst_case and config.gap_points < 1:
+        raise UsageError(
+            f"--gap-points {config.gap_points} leaves no gap to take the worst case over",
+            "use --gap-points 8 (or --fixed-instance)",
+        )
     tasks = sweep_tasks(config, env, seed)
     cells = map_cells(_cell, tasks, config.workers, on_progress)
     rows = []
@@ -137,13 +154,17 @@ def run_sweep(config: SweepConfig, env, seed: int, on_progress=None) -> dict:
         worst = max(mine, key=lambda c: c["mean_regret"])
         rows.append(_sweep_row(horizon, worst, len(mine) > 1))
     fit = fit_exponent([r["horizon"] for r in rows], [r["mean_regret"] for r in rows])
+    batched = info.design_exponent is not None
+    claimed = info.claimed_exponent(config.batches)
     return {
         "algorithm": info.name,
         "mode": "worst case over gaps" if len(tasks) > len(config.horizons) else "one instance",
+        "batches": config.batches if batched else None,
         "rows": rows,
         **fit,
-        "claimed_exponent": info.claimed_exponent(config.batches),
-        "design_exponent": (info.design_exponent(config.batches) if info.design_exponent else None),
+        "claimed_exponent": claimed,
+        "design_exponent": info.design_exponent(config.batches) if batched else None,
+        "batches_needed_for_claim": batches_for_exponent(claimed) if batched else None,
         "claimed_regret": info.claimed_regret,
         "guarantee": info.guarantee,
         "guarantee_held_everywhere": _all_held(cells),
@@ -190,6 +211,9 @@ def run_compare(
         "list_bound",
         "traces_covering_1_minus_delta",
         "guarantee_held",
+        "pair_agreement",
+        "rho_bound",
+        "rho_held",
         "top_trace_shares",
         "regret_curve",
     )
@@ -197,6 +221,7 @@ def run_compare(
         "horizon": base.horizon,
         "runs": base.runs,
         "delta": base.delta,
+        "shared_randomness": base.shared_randomness,
         "instance": cells[0]["instance"] if cells else None,
         "algorithms": [{key: cell[key] for key in keep} for cell in cells],
     }

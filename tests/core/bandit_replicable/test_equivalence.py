@@ -45,9 +45,12 @@ CASES = {
     "list-k-delta": ("list-k-delta", gaussian([0.5, 0.2, 0.1], 0.01), 3000),
     "list-batched": ("list-batched", gaussian([0.5, 0.45, 0.3], 0.1), 3000),
     "linear-batched": ("linear-batched", gaussian([0.5, 0.46, 0.125], 0.1), 3000),
-    "successive-elimination": ("successive-elimination", bernoulli([0.7, 0.5, 0.45]), 600),
+    "replicable-elimination": ("replicable-elimination", gaussian([0.75, 0.0, 0.375], 0.01), 3000),
+    # eliminations at spread-out cycles (≈ 900 traces in 1500 executions); every segment
+    # is one cycle, so the aggregated side draws single Bernoulli pulls
+    "successive-elimination": ("successive-elimination", bernoulli([0.9, 0.5, 0.4]), 600),
 }
-DELTA = {"list-k-delta": 0.5}
+DELTA = {"list-k-delta": 0.5, "replicable-elimination": 0.5}
 
 
 def _build(name):
@@ -81,8 +84,8 @@ def test_aggregated_equals_per_round_in_distribution(name):
     slow = simulate_per_round(algo, env, horizon, RUNS, np.random.default_rng(3))
     assert stats.ks_2samp(fast.regret, slow.regret).pvalue > P_MIN
     a, b = _key_counts(fast.keys), _key_counts(slow.keys)
-    if name == "successive-elimination":  # traces are nearly all distinct: compare counts
-        assert abs(len(a) - len(b)) < 0.1 * RUNS
+    if name == "successive-elimination":  # traces are mostly distinct: compare counts
+        assert 0.5 * RUNS < len(a) and abs(len(a) - len(b)) < 0.05 * RUNS
         return
     frequent = {key for key, c in {**a, **b}.items() if a.get(key, 0) + b.get(key, 0) > 30}
     assert frequent <= set(a) and frequent <= set(b)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from iclr25.core.bandit_replicable import list_batched as lb
+from iclr25.core.bandit_replicable import list_k_delta as lkd
 from iclr25.core.bandit_replicable.environments import ArmsEnvironment
 from iclr25.core.bandit_replicable.list_2k import List2k
 from iclr25.core.bandit_replicable.list_batched import ListBatched, batch_ends, choose_threshold
-from iclr25.core.bandit_replicable.list_k_delta import ListKDelta, grid_size
 from iclr25.core.bandit_replicable.schedule import simulate_aggregated
 from iclr25.core.bandit_replicable.successive_elimination import SuccessiveElimination
 from iclr25.core.bandit_replicable.traces import fewest_covering, trace_counts
@@ -52,25 +57,97 @@ def test_alg1_each_arm_has_at_most_two_adjacent_fates(seed):
     assert fewest_covering(counts, 0.95) <= 2 ** (env.k - 1)  # margin: 2^(k-1) < 2^k
 
 
-def test_alg2_thresholds_lie_on_the_offset_grid():
-    algo = ListKDelta(0.2)
-    state = algo.init(gaussian([0.5, 0.3]), 1000, 500, np.random.default_rng(0))
-    grid = grid_size(2, 0.2)
-    assert grid == 120  # ⌈12 k / δ⌉
-    ratio = state.thresholds / 2.0 ** -np.arange(1, state.thresholds.shape[1] + 1)
-    assert (ratio >= 1).all() and (ratio < 2).all()
-    offsets = (ratio[:, 0] - 1) * grid
-    np.testing.assert_allclose(offsets, np.round(offsets), atol=1e-9)
+def test_alg2_accuracy_known_answers():
+    # k = 5, δ = 0.05: ℓ = 1200, C = 17, m = ⌊log2(1200/17)⌋ = 6 ≥ k-1: Alg. 1's accuracy
+    assert lkd.list_bound(5, 0.05) == 1200 and lkd.cell_bound(5) == 17
+    assert lkd.tolerated_ambiguity(5, 0.05) == 6
+    assert lkd.accuracy_ratio(5, 0.05) == 1 / 8
+    # k = 10: ℓ = 2400, C = 37, m = 6 < 9: c = (3δ/4)(m+1)/(5(k-1)) = 0.0375·7/45
+    assert lkd.tolerated_ambiguity(10, 0.05) == 6
+    assert lkd.accuracy_ratio(10, 0.05) == pytest.approx(0.0375 * 7 / 45, rel=1e-12)
+    assert lkd.list_bound(2, 0.2) == 120  # ⌈12 k / δ⌉
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_alg2_covering_traces_at_most_k(seed):
-    # δ = 0.5 keeps the phases short enough to reach several decisions at T = 5000
-    env = ArmsEnvironment(np.array([0.5, 0.2, 0.1]), "gaussian", 0.01)
-    out = simulate_aggregated(ListKDelta(0.5), env, 5000, 2000, np.random.default_rng(seed))
-    counts = trace_counts(out.keys)
-    assert counts.size >= 2
-    assert fewest_covering(counts, 0.5) <= env.k <= grid_size(env.k, 0.5)
+@given(st.integers(2, 400), st.floats(1e-3, 0.99))
+def test_alg2_list_budget_holds(k, delta):
+    """C·2^min(m, k-1) traces fit in ℓ, and P(G fails) + P(more than m ambiguous arms)
+    ≤ δ/4 + 5c(k-1)/(m+1) ≤ δ (the module docstring's argument)."""
+    m, c = lkd.tolerated_ambiguity(k, delta), lkd.accuracy_ratio(k, delta)
+    assert 0 < c <= 1 / 8
+    assert lkd.cell_bound(k) * 2 ** min(m, k - 1) <= lkd.list_bound(k, delta)
+    if m < k - 1:
+        assert delta / 4 + 5 * c * (k - 1) / (m + 1) <= delta * (1 + 1e-12)
+
+
+def band_mask(gap: float, c: float, r: np.ndarray, phases: int) -> tuple[np.ndarray, np.ndarray]:
+    """Reference: for offsets r, whether an arm of gap Δ is ambiguous (some phase p with
+    |2^p Δ - 1 - r| ≤ 2c) and the ambiguous phase (0 = none)."""
+    p = np.arange(1, phases + 1)[None, :]
+    hit = np.abs(2.0**p * gap - 1.0 - r[:, None]) <= 2 * c  # (n, P)
+    return hit.any(axis=1), np.where(hit.any(axis=1), np.argmax(hit, axis=1) + 1, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1e-3, 2.0), st.floats(1e-4, 1 / 8))
+def test_alg2_band_is_short_and_at_most_two_intervals(gap, c):
+    r = (np.arange(100_000) + 0.5) / 100_000  # a fine grid of [0, 1)
+    ambiguous, _ = band_mask(gap, c, r, 40)
+    assert ambiguous.mean() <= 5 * c + 1e-5  # |B_i| ≤ 5c
+    assert np.count_nonzero(np.diff(ambiguous.astype(np.int8))) <= 4  # ≤ 4 interior ends
+
+
+@pytest.mark.parametrize(
+    "means,seed,least",
+    [
+        # gaps 0.15, 0.15, 0.3 share one band: up to 3 ambiguous arms in a cell (2^3 traces)
+        ([0.5, 0.35, 0.35, 0.2], 3, 8),
+        ([0.5, 0.35, 0.35, 0.2], 4, 8),
+        ([0.5, 0.42, 0.3, 0.1], 5, 4),  # gaps 0.08, 0.2, 0.4: bands at different offsets
+    ],
+)
+def test_alg2_fates_follow_the_offset_and_cells_bound_the_traces(means, seed, least):
+    env = gaussian(means)
+    algo = lkd.ListKDelta(0.2)
+    out = simulate_aggregated(algo, env, 60_000, 4000, np.random.default_rng(seed))
+    state, c = out.state, lkd.accuracy_ratio(env.k, 0.2)
+    assert c == 1 / 8 and state.targets[5] * env.k <= 60_000  # phases 1-6 complete
+    r = state.thresholds[:, 0] * 2 - 1  # τ_1(r) = (1 + r)/2
+    assert ((r >= 0) & (r < 1)).all() and np.unique(r).size == r.size  # fresh, continuous
+    ends = []
+    for arm in range(1, env.k):
+        gap = env.gaps[arm]
+        ambiguous, phase = band_mask(gap, c, r, state.targets.size)
+        fates = state.eliminated_at[:, arm]
+        p = np.arange(1, 8)[None, :]
+        certain = np.argmax(gap > 2.0**-p * (1 + r[:, None]), axis=1) + 1  # min{p: Δ > τ_p}
+        assert (fates[~ambiguous] == certain[~ambiguous]).all()
+        assert np.isin(fates[ambiguous] - phase[ambiguous], [0, 1]).all()
+        assert 0.2 < ambiguous.mean() < 5 * c  # the band is exercised, and no longer than 5c
+        grid = (np.arange(100_000) + 0.5) / 100_000
+        edges = np.flatnonzero(np.diff(band_mask(gap, c, grid, 40)[0].astype(np.int8)))
+        ends.extend(grid[edges])
+    assert (state.eliminated_at[:, 0] == 0).all()
+    cells = np.searchsorted(np.sort(ends), r)  # the cell of each offset
+    ambiguous_count = sum(band_mask(g, c, r, 40)[0] for g in env.gaps[1:])
+    for cell in np.unique(cells):
+        rows = cells == cell
+        traces = trace_counts(out.keys[rows]).size
+        assert traces <= 2 ** ambiguous_count[rows].max()
+    assert trace_counts(out.keys).size <= lkd.cell_bound(env.k) * 2 ** (env.k - 1)
+    assert trace_counts(out.keys).size >= least  # the instance shows the ambiguity
+
+
+def test_phase_targets_do_not_overflow_for_tiny_accuracies():
+    # k = 20, δ = 0.05: c = 1/422, so 2σ²L/η_p² passes 2^63 in the late phases of T = 10^7;
+    # the cast used to wrap to negative values (and stall the schedule) with a warning
+    env = ArmsEnvironment(np.full(20, 0.5), "bernoulli")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        state = lkd.ListKDelta(0.05).init(env, 10**7, 1, np.random.default_rng(0))
+    targets = state.targets
+    # N_1 = ⌈2σ²L/η_1²⌉, σ = 1/2, L = ln(2·20·25/(δ/4)), η_1 = c/2, c = 0.0375·6/95
+    assert (np.diff(targets) >= 0).all() and targets[0] == 4_025_296
+    assert targets[-1] == 10**7 + 1  # capped: a phase that cannot complete within T
 
 
 def test_batch_ends_minimax_grid_known_answers():
@@ -79,6 +156,23 @@ def test_batch_ends_minimax_grid_known_answers():
     assert ends[0] == int(10 ** (24 / 7)) and abs(ends[1] - 10 ** (36 / 7)) <= 1
     tiny = batch_ends(6, 4, k=3)
     assert (np.diff(tiny) > 0).all() and tiny[0] >= 3 and tiny[-1] == 6
+
+
+@pytest.mark.parametrize("batches", [2, 3, 4, 5, 8])
+def test_claimed_exponent_needs_one_more_batch(batches):
+    # 1/2 + 2^-(B+1) lies between the B- and (B+1)-batch lower bounds 1/(2 - 2^(1-M))
+    # (Gao et al. 2019) and equals the fixed grid T^(1-2^-b) with B+1 batches: 1/2 + 2^-M
+    claimed = lb.claimed_exponent(batches)
+    assert lb.design_exponent(batches + 1) < claimed < lb.design_exponent(batches)
+    assert lb.batches_for_exponent(claimed) == batches + 1
+    assert claimed == 0.5 + 2.0 ** -(batches + 1)
+    assert lb.batches_for_exponent(lb.design_exponent(batches)) == batches
+
+
+def test_prefix_list_bound_known_answers():
+    assert lb.prefix_list_bound(5, 3) == 15 and lb.list_bound(5, 3) == 36
+    assert lb.prefix_list_bound(5, 2) == 5  # one decision: |A_2| ∈ {1..5}
+    assert lb.prefix_list_bound(2, 4) == 4  # sizes 2 ≥ s2 ≥ s3 ≥ s4 ≥ 1: C(4, 3)
 
 
 def test_choose_threshold_known_answer():
@@ -100,7 +194,8 @@ def test_alg3_trace_is_a_function_of_the_choices(means):
         groups.setdefault(row, set()).add(key)
     ambiguous = sum(len(keys) > 1 for keys in groups.values())
     assert ambiguous == 0
-    assert trace_counts(out.keys).size <= (env.k + 1) ** 2
+    # the active sets are nested prefixes of the arms sorted by gap: C(k+1, 2) traces
+    assert trace_counts(out.keys).size <= lb.prefix_list_bound(env.k, 3) < (env.k + 1) ** 2
 
 
 def test_successive_elimination_rule_and_many_traces():
@@ -108,7 +203,8 @@ def test_successive_elimination_rule_and_many_traces():
     env = ArmsEnvironment(np.array([0.7, 0.5, 0.45]), "bernoulli")
     state = algo.init(env, 1000, 1, np.random.default_rng(0))
     counts = np.array([[100, 100, 100]])
-    radius = state.radius[100]
+    radius = 0.5 * np.sqrt(2 * np.log(4 * 3 * 100**2 / 0.05) / 100)  # r(100), σ = 1/2
+    assert algo.radius(state, np.array([100])) == pytest.approx(radius, rel=1e-12)
     sums = np.array([[70.0, 70.0 - 100 * (2 * radius + 0.01), 69.0]])
     algo.decide(state, 0, sums, counts, np.array([True]))
     assert state.active.tolist() == [[True, False, True]]

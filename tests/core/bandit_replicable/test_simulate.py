@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -13,6 +15,7 @@ from iclr25.core.bandit_replicable.sweep import (
     SweepConfig,
     fit_exponent,
     horizon_grid,
+    map_cells,
     run_compare,
     run_sweep,
 )
@@ -34,6 +37,17 @@ def test_same_seed_identical_different_seeds_independent(algo, env, horizon):
     assert not (a.regret == c.regret).all()
     assert stats.ks_2samp(a.regret, c.regret).pvalue > 1e-3  # same distribution
     assert abs(stats.spearmanr(a.regret, c.regret).statistic) < 0.2  # not coupled
+
+
+@pytest.mark.parametrize(
+    "algo,horizon", [("successive-elimination", 2000), ("ucb1", 2000), ("list-2k", 20_000)]
+)
+def test_progress_advances_within_a_chunk_and_adds_up_to_the_runs(algo, horizon):
+    steps = []
+    config = sim.SimulationConfig(algo, horizon, 300)
+    sim.simulate(ENV, config, seed=0, on_progress=steps.append)
+    assert sum(steps) == pytest.approx(300) and min(steps) > 0
+    assert len(steps) >= 3  # not one jump at the end of the chunk (list-2k: 3 phases)
 
 
 def test_summary_keys_and_guarantee():
@@ -102,6 +116,14 @@ def test_sweep_etc_exponent_and_workers_do_not_change_results():
     assert one["guarantee_held_everywhere"] is True
     two = run_sweep(SweepConfig(**{**config.__dict__, "workers": 2}), None, seed=0)
     assert two["rows"] == one["rows"]
+
+
+@pytest.mark.timeout(120)
+def test_map_cells_stops_queued_and_running_cells_on_an_error():
+    # cell 0 fails at once while a worker sleeps in cell 1: the pool is terminated instead
+    # of waiting an hour for cells 1-2 (a ProcessPoolExecutor would wait, and hang here)
+    with pytest.raises(ValueError, match="non-negative"):
+        map_cells(time.sleep, [(-1,), (3600,), (3600,)], workers=2)
 
 
 def test_compare_and_lower_bound():
