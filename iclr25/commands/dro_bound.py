@@ -13,33 +13,16 @@ import typer
 
 from iclr25.commands.dro_bound_options import (
     MODEL_PANEL,
-    BootOpt,
     ConstOpt,
-    DataOpt,
     DeltaOpt,
-    DOpt,
-    EpochsOpt,
-    EpsOpt,
-    HiddenOpt,
-    HuberOpt,
-    ItersOpt,
     KappaOpt,
-    LoadOpt,
     LossOpt,
-    ModelOpt,
-    NOpt,
     POpt,
+    ProblemOptions,
     QOpt,
-    RhoOpt,
-    SamplesOpt,
-    SigmaOpt,
-    SolverOpt,
-    StartsOpt,
-    StdOpt,
-    SyntheticOpt,
-    TargetOpt,
     parse_float,
     parse_ints,
+    problem_options,
     specs,
 )
 from iclr25.demo import DemoStep
@@ -130,79 +113,12 @@ RISK_KEYS = (
 
 
 @command(app, "risk", epilog=f"JSON results: {RISK_KEYS}.")
-def risk(
-    data: DataOpt = None,
-    target: TargetOpt = "y",
-    synthetic: SyntheticOpt = None,
-    n: NOpt = 500,
-    d: DOpt = 5,
-    standardize: StdOpt = False,
-    model: ModelOpt = None,
-    loss: LossOpt = None,
-    huber_delta: HuberOpt = 1.0,
-    load: LoadOpt = None,
-    coef: Annotated[
-        str | None,
-        typer.Option(
-            "--coef",
-            help="A linear model's coefficients, comma-separated.",
-            rich_help_panel=MODEL_PANEL,
-        ),
-    ] = None,
-    intercept: Annotated[
-        float, typer.Option("--intercept", help="Its intercept.", rich_help_panel=MODEL_PANEL)
-    ] = 0.0,
-    hidden: HiddenOpt = "32",
-    epochs: EpochsOpt = 300,
-    p: POpt = 2.0,
-    q: QOpt = 1.0,
-    kappa: KappaOpt = "inf",
-    rho: RhoOpt = "0.1",
-    delta: DeltaOpt = 0.05,
-    radius_constant: ConstOpt = None,
-    bootstrap: BootOpt = 100,
-    epsilon: EpsOpt = None,
-    sigma: SigmaOpt = None,
-    samples: SamplesOpt = 64,
-    solver: SolverOpt = "auto",
-    starts: StartsOpt = 5,
-    inner_iters: ItersOpt = 400,
-    *,
-    run: Run,
-) -> None:
+@problem_options(rho="0.1")
+def risk(opts: ProblemOptions, *, run: Run) -> None:
     """Robust risk R_ρ(θ; P_n) of a model (--load, --coef, or ERM) on data, by its dual."""
     from iclr25.core.dro_bound.pipeline import run_risk
 
-    parsed = specs(
-        run,
-        data=data,
-        target=target,
-        synthetic=synthetic,
-        n=n,
-        d=d,
-        standardize=standardize,
-        model=model,
-        loss=loss,
-        huber_delta=huber_delta,
-        hidden=hidden,
-        epochs=epochs,
-        load=load,
-        p=p,
-        q=q,
-        kappa=kappa,
-        rho=rho,
-        delta=delta,
-        radius_constant=radius_constant,
-        bootstrap=bootstrap,
-        epsilon=epsilon,
-        sigma=sigma,
-        samples=samples,
-        solver=solver,
-        starts=starts,
-        inner_iters=inner_iters,
-        coef=coef,
-        intercept=intercept,
-    )
+    parsed = specs(run, opts)
     with run.progress("dual evaluations") as advance, run.timer("risk_s"):
         results = run_risk(*parsed, on_progress=advance)
     _warn_convergence(run, results.get("diagnostics", {}))
@@ -218,18 +134,9 @@ FIT_KEYS = (
 
 
 @command(app, "fit", epilog=f"JSON results: {FIT_KEYS}.")
+@problem_options(omit=("load", "coef", "intercept"))
 def fit(
-    data: DataOpt = None,
-    target: TargetOpt = "y",
-    synthetic: SyntheticOpt = None,
-    n: NOpt = 500,
-    d: DOpt = 5,
-    standardize: StdOpt = False,
-    model: ModelOpt = None,
-    loss: LossOpt = None,
-    huber_delta: HuberOpt = 1.0,
-    hidden: HiddenOpt = "32",
-    epochs: EpochsOpt = 300,
+    opts: ProblemOptions,
     save: Annotated[
         Path | None,
         typer.Option(
@@ -238,53 +145,13 @@ def fit(
             rich_help_panel=MODEL_PANEL,
         ),
     ] = None,
-    p: POpt = 2.0,
-    q: QOpt = 1.0,
-    kappa: KappaOpt = "inf",
-    rho: RhoOpt = "auto",
-    delta: DeltaOpt = 0.05,
-    radius_constant: ConstOpt = None,
-    bootstrap: BootOpt = 100,
-    epsilon: EpsOpt = None,
-    sigma: SigmaOpt = None,
-    samples: SamplesOpt = 64,
-    solver: SolverOpt = "auto",
-    starts: StartsOpt = 5,
-    inner_iters: ItersOpt = 400,
     *,
     run: Run,
 ) -> None:
     """Fit a Wasserstein-robust model (jointly over θ and λ) and the ERM model."""
     from iclr25.core.dro_bound.pipeline import run_fit
 
-    parsed = specs(
-        run,
-        data=data,
-        target=target,
-        synthetic=synthetic,
-        n=n,
-        d=d,
-        standardize=standardize,
-        model=model,
-        loss=loss,
-        huber_delta=huber_delta,
-        hidden=hidden,
-        epochs=epochs,
-        load=None,
-        p=p,
-        q=q,
-        kappa=kappa,
-        rho=rho,
-        delta=delta,
-        radius_constant=radius_constant,
-        bootstrap=bootstrap,
-        epsilon=epsilon,
-        sigma=sigma,
-        samples=samples,
-        solver=solver,
-        starts=starts,
-        inner_iters=inner_iters,
-    )
+    parsed = specs(run, opts)
     with run.progress("fitting") as advance, run.timer("fit_s"):
         results = run_fit(*parsed, save=save, on_progress=advance)
     if not results["converged"]:
@@ -301,66 +168,12 @@ CERTIFY_KEYS = (
 
 
 @command(app, "certify", epilog=f"JSON results: {CERTIFY_KEYS}.")
-def certify(
-    data: DataOpt = None,
-    target: TargetOpt = "y",
-    synthetic: SyntheticOpt = None,
-    n: NOpt = 500,
-    d: DOpt = 5,
-    standardize: StdOpt = False,
-    model: ModelOpt = None,
-    loss: LossOpt = None,
-    huber_delta: HuberOpt = 1.0,
-    load: LoadOpt = None,
-    hidden: HiddenOpt = "32",
-    epochs: EpochsOpt = 300,
-    p: POpt = 2.0,
-    q: QOpt = 1.0,
-    kappa: KappaOpt = "inf",
-    rho: RhoOpt = "auto",
-    delta: DeltaOpt = 0.05,
-    radius_constant: ConstOpt = None,
-    bootstrap: BootOpt = 100,
-    epsilon: EpsOpt = None,
-    sigma: SigmaOpt = None,
-    samples: SamplesOpt = 64,
-    solver: SolverOpt = "auto",
-    starts: StartsOpt = 5,
-    inner_iters: ItersOpt = 400,
-    *,
-    run: Run,
-) -> None:
+@problem_options(omit=("coef", "intercept"))
+def certify(opts: ProblemOptions, *, run: Run) -> None:
     """The radius ρ_n = c·√(log(1/δ)/n) and the statement "true risk ≤ robust risk"."""
     from iclr25.core.dro_bound.pipeline import run_certify
 
-    parsed = specs(
-        run,
-        data=data,
-        target=target,
-        synthetic=synthetic,
-        n=n,
-        d=d,
-        standardize=standardize,
-        model=model,
-        loss=loss,
-        huber_delta=huber_delta,
-        hidden=hidden,
-        epochs=epochs,
-        load=load,
-        p=p,
-        q=q,
-        kappa=kappa,
-        rho=rho,
-        delta=delta,
-        radius_constant=radius_constant,
-        bootstrap=bootstrap,
-        epsilon=epsilon,
-        sigma=sigma,
-        samples=samples,
-        solver=solver,
-        starts=starts,
-        inner_iters=inner_iters,
-    )
+    parsed = specs(run, opts)
     with run.progress("bootstrap of the radius") as advance, run.timer("certify_s"):
         results = run_certify(*parsed, on_progress=advance)
     if results.get("bound_holds") is False:
