@@ -147,6 +147,7 @@ def prepare(data: DataSpec, model: ModelSpec) -> Prepared:
             data.standardize,
             info.features if info else None,
             info.standardization if info else None,
+            info.label_values if info else None,
         )
     if loaded and ds.d != len(loaded[1].features):
         raise UsageError(
