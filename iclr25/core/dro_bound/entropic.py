@@ -38,7 +38,7 @@ from iclr25.errors import RunFailure, UsageError
 @dataclass(frozen=True)
 class EntropicConfig:
     epsilon: float  # ε > 0, the regularisation strength
-    sigma: float | None = None  # σ of the Gaussian reference; None -> ρ^(1/q)
+    sigma: float | None = None  # σ of the Gaussian reference; None -> ρ^(1/q)/√d
     samples: int = 64  # m, Monte Carlo samples per data point
 
     def __post_init__(self) -> None:
