@@ -23,6 +23,7 @@ import typer
 from iclr25.errors import UsageError
 from iclr25.runner import Run
 
+MAX_SYNTHETIC_VALUES = 5e7  # n·d of a --synthetic sample (400 MB of float64)
 _DATA, MODEL_PANEL, _COST, _ROBUST = "Data", "Model", "Transport cost", "Radius and solver"
 
 DataOpt = Annotated[
@@ -272,12 +273,20 @@ def specs(run: Run, opts: ProblemOptions):
     o = opts
     if o.n < 1 or o.d < 1:
         raise UsageError(f"--n {o.n} / --d {o.d} must be at least 1", "pass positive sizes")
+    if o.synthetic is not None and o.n * o.d > MAX_SYNTHETIC_VALUES:
+        raise UsageError(
+            f"--n {o.n} × --d {o.d} synthetic values is too many "
+            f"(limit {MAX_SYNTHETIC_VALUES:.0e})",
+            "pass a smaller --n or --d",
+        )
     if o.starts < 1 or o.inner_iters < 1:
         raise UsageError("--starts and --inner-iters must be at least 1", "e.g. --starts 5")
     if o.solver not in ("auto", "exact", "pga"):
         raise UsageError(f"--solver {o.solver!r} is unknown", "use auto, exact or pga")
     data_spec = DataSpec(o.data, o.target, o.synthetic, o.n, o.d, o.standardize, run.seed)
     coef = None if o.coef is None else tuple(parse_float(v, "--coef") for v in o.coef.split(","))
+    if not all(math.isfinite(v) for v in (*(coef or ()), o.intercept)):
+        raise UsageError("--coef / --intercept has a value that is not finite", "pass numbers")
     model_spec = ModelSpec(
         o.model,
         o.loss,

@@ -122,6 +122,9 @@ def test_fit_save_then_risk_and_certify_load(cli, csv_data, tmp_path):
         (("fit", "--synthetic", "linear-gaussian", "--kappa", "1"), "classification only"),
         (("fit", "--synthetic", "linear-gaussian", "--loss", "squared", "--rho", "0.1"), "--q 2"),
         (("coverage", "--n-grid", "ten"), "--n-grid 50,200,800"),
+        (("coverage", "--test-size", "100000000"), "pass a smaller --test-size"),
+        (("risk", "--synthetic", "gaussian-classes", "--n", "1000000000"), "smaller --n"),
+        (("risk", "--synthetic", "gaussian-classes", "--d", "2", "--coef", "1,nan"), "finite"),
         (
             ("risk", "--synthetic", "gaussian-classes", "--model", "mlp", "--rho", "auto"),
             "--radius-constant",

@@ -68,6 +68,12 @@ class CoverageConfig:
             )
         if self.trials < 2:
             raise UsageError(f"--trials {self.trials} is below 2", "pass --trials 20 or more")
+        if self.test_size * max(self.d_grid) > 5e7:
+            raise UsageError(
+                f"--test-size {self.test_size} × d = {max(self.d_grid)} is too many values "
+                "(limit 5e7)",
+                "pass a smaller --test-size",
+            )
         if self.test_size < 1000:
             raise UsageError(
                 f"--test-size {self.test_size} is too small for a true risk",

@@ -162,6 +162,9 @@ def test_entropic_needs_positive_radius_and_close_samples(make_clf):
     model = LinearModel("logistic", get_loss("logistic"), np.array([1.0, 0.0, 0.0]), 0.0)
     with pytest.raises(UsageError, match="ρ > 0"):
         robust_risk(model, X, y, RiskConfig(0.0, entropic=EntropicConfig(0.1)))
+    huge = EntropicConfig(0.1, samples=10**7)  # n·m·d = 6e8 values: refused, not allocated
+    with pytest.raises(UsageError, match="lower --samples"):
+        robust_risk(model, X, y, RiskConfig(0.01, entropic=huge))
     far = EntropicConfig(0.1, sigma=50.0, samples=4)
     with pytest.raises(RunFailure, match="--sigma"):
         robust_risk(model, X, y, RiskConfig(0.01, entropic=far))
