@@ -231,3 +231,30 @@ def test_help_lists_result_keys(cli):
     assert result.returncode == 0
     for key in ("robust_objective", "lambda", "coefficients", "erm_objective"):
         assert key in result.stdout
+
+
+def test_unconverged_inner_maximisation_is_reported(cli):
+    """3 ascent iterations cannot meet the 8-iteration convergence window: the share is in
+    the diagnostics and the warning (JSON ``warnings``) names the fix."""
+    result = cli(
+        "dro-bound",
+        "risk",
+        "--synthetic",
+        "gaussian-classes",
+        "--n",
+        "50",
+        "--d",
+        "2",
+        "--coef",
+        "1,-1",
+        "--solver",
+        "pga",
+        "--inner-iters",
+        "3",
+        "--json",
+    )
+    assert result.returncode == 0, result
+    doc = result.json()
+    assert doc["results"]["diagnostics"]["converged_fraction"] < 1.0
+    assert doc["results"]["method"].startswith("projected gradient ascent")
+    assert any("raise --inner-iters" in w for w in doc["warnings"])
