@@ -348,7 +348,8 @@ DEMO = (
         lambda doc: (
             f"ρ={doc['results']['rho']:.3g}: robust risk {doc['results']['robust_risk']:.3f} "
             f"≥ true {doc['results']['true_risk']:.3f} "
-            f"({'holds' if doc['results']['bound_holds'] else 'fails'}, δ=0.05)"
+            f"({'holds' if doc['results']['bound_holds'] else 'fails'}, δ=0.05, "
+            f"c estimated: approximate)"
         ),
     ),
 )

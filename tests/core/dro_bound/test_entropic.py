@@ -66,6 +66,22 @@ def test_cuda_kernel_matches_reference(n, m):
         assert_close(cp.asnumpy(wc), ref_wc, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("kappa", [math.inf, 1.0])
+def test_entropic_risk_on_cuda_matches_cpu(make_clf, kappa):
+    """The whole entropic path on the device (float32 tensors, the CUDA kernel inside the
+    1-D dual) against the float64 CPU path on the same samples (drawn on the CPU)."""
+    X, y = make_clf(n=301, d=3)
+    model = LinearModel("logistic", get_loss("logistic"), np.array([1.0, -0.5, 0.3]), 0.1)
+    cost = TransportCost(2.0, 2.0, kappa)
+    ent = EntropicConfig(0.05, sigma=0.2, samples=257)
+    cpu = robust_risk(model, X, y, RiskConfig(0.05, cost, entropic=ent))
+    gpu = robust_risk(model, X, y, RiskConfig(0.05, cost, entropic=ent, device="cuda"))
+    assert gpu.diagnostics["backend"] == "cuda-kernel"
+    assert gpu.robust_risk == pytest.approx(cpu.robust_risk, rel=1e-4)
+    assert gpu.lam == pytest.approx(cpu.lam, rel=1e-3)
+
+
 def test_dual_minimiser_is_stationary():
     L, C = _inputs(50, 64)
     rho, eps = 0.5, 0.1
