@@ -184,7 +184,7 @@ def certify(opts: ProblemOptions, *, run: Run) -> None:
     with run.progress("bootstrap of the radius") as advance, run.timer("certify_s"):
         results = run_certify(*parsed, on_progress=advance)
     _warn_radius(run, results["radius"])
-    if results["rho"] > 0 and results["certified_margin"] <= 1e-12 * max(
+    if results["rho"] > 0 and results["certified_margin"] <= 1e-8 * max(
         1.0, abs(results["empirical_risk"])
     ):
         run.warn(

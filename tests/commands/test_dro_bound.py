@@ -258,3 +258,26 @@ def test_unconverged_inner_maximisation_is_reported(cli):
     assert doc["results"]["diagnostics"]["converged_fraction"] < 1.0
     assert doc["results"]["method"].startswith("projected gradient ascent")
     assert any("raise --inner-iters" in w for w in doc["warnings"])
+
+
+def test_certify_beyond_the_critical_radius_warns(cli):
+    """At ρ = 100 the robust logistic fit is w = 0 (q = 1, κ = ∞: R = E_n ℓ + ρ‖w‖): the robust
+    and empirical risks coincide, and certify says the bound has no margin."""
+    result = cli(
+        "dro-bound",
+        "certify",
+        "--synthetic",
+        "gaussian-classes",
+        "--n",
+        "100",
+        "--rho",
+        "100",
+        "--json",
+    )
+    assert result.returncode == 0, result
+    doc = result.json()
+    res = doc["results"]
+    assert res["coefficients"] == pytest.approx([0.0] * 5, abs=1e-6)
+    assert res["certified_margin"] == pytest.approx(0.0, abs=1e-9)
+    assert res["guarantee"].startswith("conditional") and not res["constant_estimated"]
+    assert any("bound has no margin" in w for w in doc["warnings"])
