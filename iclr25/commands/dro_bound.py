@@ -13,33 +13,16 @@ import typer
 
 from iclr25.commands.dro_bound_options import (
     MODEL_PANEL,
-    BootOpt,
     ConstOpt,
-    DataOpt,
     DeltaOpt,
-    DOpt,
-    EpochsOpt,
-    EpsOpt,
-    HiddenOpt,
-    HuberOpt,
-    ItersOpt,
     KappaOpt,
-    LoadOpt,
     LossOpt,
-    ModelOpt,
-    NOpt,
     POpt,
+    ProblemOptions,
     QOpt,
-    RhoOpt,
-    SamplesOpt,
-    SigmaOpt,
-    SolverOpt,
-    StartsOpt,
-    StdOpt,
-    SyntheticOpt,
-    TargetOpt,
     parse_float,
     parse_ints,
+    problem_options,
     specs,
 )
 from iclr25.demo import DemoStep
@@ -88,9 +71,10 @@ def _render_fit(console, results) -> None:
     coef = results.get("coefficients")
     if coef:
         erm = results.get("erm_coefficients") or [None] * len(coef)
+        names = results["data"]["features"]
         rows = [
-            {"feature": i, "robust": c, "erm": e}
-            for i, (c, e) in enumerate(zip(coef, erm, strict=True))
+            {"feature": name, "robust": c, "erm": e}
+            for name, c, e in zip(names, coef, erm, strict=True)
         ]
         rows.append(
             {
@@ -99,7 +83,9 @@ def _render_fit(console, results) -> None:
                 "erm": results.get("erm_intercept"),
             }
         )
-        console.print(rows_table(rows[:21], ["feature", "robust", "erm"], title="coefficients"))
+        shown = rows[:20] + rows[-1:] if len(rows) > 21 else rows
+        title = "coefficients" + (f" (20 of {len(coef)} shown)" if len(rows) > 21 else "")
+        console.print(rows_table(shown, ["feature", "robust", "erm"], title=title))
 
 
 def _render_certify(console, results) -> None:
@@ -107,6 +93,7 @@ def _render_certify(console, results) -> None:
 
     console.print(results["statement"], markup=False)
     keys = (
+        "guarantee",
         "rho",
         "radius_constant",
         "robust_risk",
@@ -130,82 +117,16 @@ RISK_KEYS = (
 
 
 @command(app, "risk", epilog=f"JSON results: {RISK_KEYS}.")
-def risk(
-    data: DataOpt = None,
-    target: TargetOpt = "y",
-    synthetic: SyntheticOpt = None,
-    n: NOpt = 500,
-    d: DOpt = 5,
-    standardize: StdOpt = False,
-    model: ModelOpt = None,
-    loss: LossOpt = None,
-    huber_delta: HuberOpt = 1.0,
-    load: LoadOpt = None,
-    coef: Annotated[
-        str | None,
-        typer.Option(
-            "--coef",
-            help="A linear model's coefficients, comma-separated.",
-            rich_help_panel=MODEL_PANEL,
-        ),
-    ] = None,
-    intercept: Annotated[
-        float, typer.Option("--intercept", help="Its intercept.", rich_help_panel=MODEL_PANEL)
-    ] = 0.0,
-    hidden: HiddenOpt = "32",
-    epochs: EpochsOpt = 300,
-    p: POpt = 2.0,
-    q: QOpt = 1.0,
-    kappa: KappaOpt = "inf",
-    rho: RhoOpt = "0.1",
-    delta: DeltaOpt = 0.05,
-    radius_constant: ConstOpt = None,
-    bootstrap: BootOpt = 100,
-    epsilon: EpsOpt = None,
-    sigma: SigmaOpt = None,
-    samples: SamplesOpt = 64,
-    solver: SolverOpt = "auto",
-    starts: StartsOpt = 5,
-    inner_iters: ItersOpt = 400,
-    *,
-    run: Run,
-) -> None:
+@problem_options(rho="0.1")
+def risk(opts: ProblemOptions, *, run: Run) -> None:
     """Robust risk R_ρ(θ; P_n) of a model (--load, --coef, or ERM) on data, by its dual."""
     from iclr25.core.dro_bound.pipeline import run_risk
 
-    parsed = specs(
-        run,
-        data=data,
-        target=target,
-        synthetic=synthetic,
-        n=n,
-        d=d,
-        standardize=standardize,
-        model=model,
-        loss=loss,
-        huber_delta=huber_delta,
-        hidden=hidden,
-        epochs=epochs,
-        load=load,
-        p=p,
-        q=q,
-        kappa=kappa,
-        rho=rho,
-        delta=delta,
-        radius_constant=radius_constant,
-        bootstrap=bootstrap,
-        epsilon=epsilon,
-        sigma=sigma,
-        samples=samples,
-        solver=solver,
-        starts=starts,
-        inner_iters=inner_iters,
-        coef=coef,
-        intercept=intercept,
-    )
+    parsed = specs(run, opts)
     with run.progress("dual evaluations") as advance, run.timer("risk_s"):
         results = run_risk(*parsed, on_progress=advance)
     _warn_convergence(run, results.get("diagnostics", {}))
+    _warn_radius(run, results["radius"])
     run.finish(results, _config(parsed), _render_risk)
 
 
@@ -218,18 +139,9 @@ FIT_KEYS = (
 
 
 @command(app, "fit", epilog=f"JSON results: {FIT_KEYS}.")
+@problem_options(omit=("load", "coef", "intercept"))
 def fit(
-    data: DataOpt = None,
-    target: TargetOpt = "y",
-    synthetic: SyntheticOpt = None,
-    n: NOpt = 500,
-    d: DOpt = 5,
-    standardize: StdOpt = False,
-    model: ModelOpt = None,
-    loss: LossOpt = None,
-    huber_delta: HuberOpt = 1.0,
-    hidden: HiddenOpt = "32",
-    epochs: EpochsOpt = 300,
+    opts: ProblemOptions,
     save: Annotated[
         Path | None,
         typer.Option(
@@ -238,62 +150,24 @@ def fit(
             rich_help_panel=MODEL_PANEL,
         ),
     ] = None,
-    p: POpt = 2.0,
-    q: QOpt = 1.0,
-    kappa: KappaOpt = "inf",
-    rho: RhoOpt = "auto",
-    delta: DeltaOpt = 0.05,
-    radius_constant: ConstOpt = None,
-    bootstrap: BootOpt = 100,
-    epsilon: EpsOpt = None,
-    sigma: SigmaOpt = None,
-    samples: SamplesOpt = 64,
-    solver: SolverOpt = "auto",
-    starts: StartsOpt = 5,
-    inner_iters: ItersOpt = 400,
     *,
     run: Run,
 ) -> None:
     """Fit a Wasserstein-robust model (jointly over θ and λ) and the ERM model."""
     from iclr25.core.dro_bound.pipeline import run_fit
 
-    parsed = specs(
-        run,
-        data=data,
-        target=target,
-        synthetic=synthetic,
-        n=n,
-        d=d,
-        standardize=standardize,
-        model=model,
-        loss=loss,
-        huber_delta=huber_delta,
-        hidden=hidden,
-        epochs=epochs,
-        load=None,
-        p=p,
-        q=q,
-        kappa=kappa,
-        rho=rho,
-        delta=delta,
-        radius_constant=radius_constant,
-        bootstrap=bootstrap,
-        epsilon=epsilon,
-        sigma=sigma,
-        samples=samples,
-        solver=solver,
-        starts=starts,
-        inner_iters=inner_iters,
-    )
+    parsed = specs(run, opts)
     with run.progress("fitting") as advance, run.timer("fit_s"):
         results = run_fit(*parsed, save=save, on_progress=advance)
     if not results["converged"]:
         run.warn("the solver stopped before convergence: the fitted model may be inaccurate")
+    _warn_radius(run, results["radius"])
     run.finish(results, {**_config(parsed), "save": save}, _render_fit)
 
 
 CERTIFY_KEYS = (
-    "n, d, delta, confidence, rho, radius_constant, radius_source, robust_risk, "
+    "n, d, delta, confidence, rho, radius_constant, radius_source, constant_estimated, "
+    "guarantee, robust_risk, "
     "empirical_risk, certified_margin, lambda, statement, radius, model_source, "
     "model, loss, coefficients, intercept, cost, data, true_risk and bound_holds "
     "(synthetic data)"
@@ -301,68 +175,22 @@ CERTIFY_KEYS = (
 
 
 @command(app, "certify", epilog=f"JSON results: {CERTIFY_KEYS}.")
-def certify(
-    data: DataOpt = None,
-    target: TargetOpt = "y",
-    synthetic: SyntheticOpt = None,
-    n: NOpt = 500,
-    d: DOpt = 5,
-    standardize: StdOpt = False,
-    model: ModelOpt = None,
-    loss: LossOpt = None,
-    huber_delta: HuberOpt = 1.0,
-    load: LoadOpt = None,
-    hidden: HiddenOpt = "32",
-    epochs: EpochsOpt = 300,
-    p: POpt = 2.0,
-    q: QOpt = 1.0,
-    kappa: KappaOpt = "inf",
-    rho: RhoOpt = "auto",
-    delta: DeltaOpt = 0.05,
-    radius_constant: ConstOpt = None,
-    bootstrap: BootOpt = 100,
-    epsilon: EpsOpt = None,
-    sigma: SigmaOpt = None,
-    samples: SamplesOpt = 64,
-    solver: SolverOpt = "auto",
-    starts: StartsOpt = 5,
-    inner_iters: ItersOpt = 400,
-    *,
-    run: Run,
-) -> None:
+@problem_options(omit=("coef", "intercept"))
+def certify(opts: ProblemOptions, *, run: Run) -> None:
     """The radius ρ_n = c·√(log(1/δ)/n) and the statement "true risk ≤ robust risk"."""
     from iclr25.core.dro_bound.pipeline import run_certify
 
-    parsed = specs(
-        run,
-        data=data,
-        target=target,
-        synthetic=synthetic,
-        n=n,
-        d=d,
-        standardize=standardize,
-        model=model,
-        loss=loss,
-        huber_delta=huber_delta,
-        hidden=hidden,
-        epochs=epochs,
-        load=load,
-        p=p,
-        q=q,
-        kappa=kappa,
-        rho=rho,
-        delta=delta,
-        radius_constant=radius_constant,
-        bootstrap=bootstrap,
-        epsilon=epsilon,
-        sigma=sigma,
-        samples=samples,
-        solver=solver,
-        starts=starts,
-        inner_iters=inner_iters,
-    )
+    parsed = specs(run, opts)
     with run.progress("bootstrap of the radius") as advance, run.timer("certify_s"):
         results = run_certify(*parsed, on_progress=advance)
+    _warn_radius(run, results["radius"])
+    if results["rho"] > 0 and results["certified_margin"] <= 1e-8 * max(
+        1.0, abs(results["empirical_risk"])
+    ):
+        run.warn(
+            "the robust risk equals the empirical risk at ρ > 0: the model does not move with "
+            "the data (e.g. w = 0, ρ beyond the critical radius), so the bound has no margin"
+        )
     if results.get("bound_holds") is False:
         run.warn(
             "on this synthetic sample the true risk exceeds the robust risk (this happens "
@@ -456,16 +284,41 @@ def _coverage_results(result, config) -> dict:
 
 
 def _render_coverage(console, results) -> None:
-    from iclr25.output import rows_table
+    from iclr25.output import format_value, rows_table
 
-    cols = ["d", "n", "rho", "coverage", "mean_gap", "empirical_coverage", "mean_true_risk"]
-    console.print(
-        rows_table(
-            results["cells"], cols, title=f"coverage (target {results['target_coverage']:g})"
-        )
+    rows = [
+        {
+            "d": c["d"],
+            "n": c["n"],
+            "ρ": c["rho"],
+            "coverage": c["coverage"],
+            "95% CI": f"{c['coverage_ci'][0]:.2f}–{c['coverage_ci'][1]:.2f}",
+            "mean gap": c["mean_gap"],
+            "empirical covers": c["empirical_coverage"],
+            "true risk": c["mean_true_risk"],
+        }
+        for c in results["cells"]
+    ]
+    title = (
+        f"coverage: share of trials with robust empirical risk ≥ true risk "
+        f"(target 1 − δ = {results['target_coverage']:g})"
     )
-    consts = ", ".join(f"d={k}: c={v:.3g}" for k, v in results["radius_constants"].items())
+    console.print(rows_table(rows, title=title))
+    constants = results["radius_constants"].items()
+    consts = ", ".join(f"d={k}: c={format_value(v)}" for k, v in constants)
     console.print(f"radius constants: {consts} ({results['radius_source']})", markup=False)
+    below = results["summary"]["cells_below_target"]
+    if below:
+        console.print(f"significantly below 1 − δ: {'; '.join(below)}", markup=False)
+
+
+def _warn_radius(run: Run, radius: dict) -> None:
+    if radius.get("guarantee", "").startswith("APPROXIMATE"):
+        run.warn(
+            f"ρ = {radius['rho']:.4g} uses a bootstrap estimate of c = {radius['constant']:.4g}, "
+            "not the paper's constant: the certificate is approximate (pass --radius-constant "
+            "to use your own c)"
+        )
 
 
 def _warn_convergence(run: Run, diagnostics: dict) -> None:
@@ -495,7 +348,8 @@ DEMO = (
         lambda doc: (
             f"ρ={doc['results']['rho']:.3g}: robust risk {doc['results']['robust_risk']:.3f} "
             f"≥ true {doc['results']['true_risk']:.3f} "
-            f"({'holds' if doc['results']['bound_holds'] else 'fails'}, δ=0.05)"
+            f"({'holds' if doc['results']['bound_holds'] else 'fails'}, δ=0.05, "
+            f"c estimated: approximate)"
         ),
     ),
 )

@@ -1,11 +1,20 @@
-"""Options shared by the `iclr25 dro-bound` subcommands and their parsing into core specs.
+"""Options shared by `iclr25 dro-bound risk|fit|certify` and their parsing into core specs.
 
-Kept apart from :mod:`iclr25.commands.dro_bound` so that the command file stays readable;
-like every command module it imports only typer, the stdlib and light iclr25 modules at
+The three commands take the same ~27 options (data, model, cost, radius, solver). Each is
+declared once here, as a typer ``Annotated`` type and a field of :class:`ProblemOptions`;
+:func:`problem_options` adds them, as explicit typer options, to a command's signature and
+hands the command one :class:`ProblemOptions` (per-command defaults and omissions are
+arguments of the decorator). :func:`specs` turns that into the core's dataclass specs.
+
+Like every command module this imports only typer, the stdlib and light iclr25 modules at
 module level (the core specs are imported inside :func:`specs`).
 """
 
+import dataclasses
+import functools
+import inspect
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +23,7 @@ import typer
 from iclr25.errors import UsageError
 from iclr25.runner import Run
 
+MAX_SYNTHETIC_VALUES = 5e7  # n·d of a --synthetic sample (400 MB of float64)
 _DATA, MODEL_PANEL, _COST, _ROBUST = "Data", "Model", "Transport cost", "Radius and solver"
 
 DataOpt = Annotated[
@@ -69,6 +79,17 @@ EpochsOpt = Annotated[
 LoadOpt = Annotated[
     Path | None,
     typer.Option("--load", help="Model file from `fit --save`.", rich_help_panel=MODEL_PANEL),
+]
+CoefOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--coef",
+        help="A linear model's coefficients, comma-separated.",
+        rich_help_panel=MODEL_PANEL,
+    ),
+]
+InterceptOpt = Annotated[
+    float, typer.Option("--intercept", help="Its intercept.", rich_help_panel=MODEL_PANEL)
 ]
 POpt = Annotated[
     float, typer.Option("--p", help="Feature norm ‖·‖_p (inf allowed).", rich_help_panel=_COST)
@@ -139,6 +160,76 @@ ItersOpt = Annotated[
 ]
 
 
+@dataclasses.dataclass(frozen=True)
+class ProblemOptions:
+    """The options of risk/fit/certify, as typed; defaults are the commands' defaults."""
+
+    data: DataOpt = None
+    target: TargetOpt = "y"
+    synthetic: SyntheticOpt = None
+    n: NOpt = 500
+    d: DOpt = 5
+    standardize: StdOpt = False
+    model: ModelOpt = None
+    loss: LossOpt = None
+    huber_delta: HuberOpt = 1.0
+    load: LoadOpt = None
+    coef: CoefOpt = None
+    intercept: InterceptOpt = 0.0
+    hidden: HiddenOpt = "32"
+    epochs: EpochsOpt = 300
+    p: POpt = 2.0
+    q: QOpt = 1.0
+    kappa: KappaOpt = "inf"
+    rho: RhoOpt = "auto"
+    delta: DeltaOpt = 0.05
+    radius_constant: ConstOpt = None
+    bootstrap: BootOpt = 100
+    epsilon: EpsOpt = None
+    sigma: SigmaOpt = None
+    samples: SamplesOpt = 64
+    solver: SolverOpt = "auto"
+    starts: StartsOpt = 5
+    inner_iters: ItersOpt = 400
+
+
+def problem_options(*, omit: tuple[str, ...] = (), **defaults) -> Callable:
+    """Decorate ``fn(..., opts: ProblemOptions, *, run)``: the fields of
+    :class:`ProblemOptions` (less ``omit``, with ``defaults`` overridden) become explicit typer
+    options of the command, collected into ``opts`` when it runs. Use it under
+    ``@command(...)``."""
+    fields = [f for f in dataclasses.fields(ProblemOptions) if f.name not in omit]
+    unknown = (set(omit) | set(defaults)) - {f.name for f in dataclasses.fields(ProblemOptions)}
+    if unknown:
+        raise TypeError(f"problem_options: unknown option(s) {sorted(unknown)}")
+    shared = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=defaults.get(f.name, f.default),
+            annotation=f.type,
+        )
+        for f in fields
+    ]
+
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.name not in ("opts", "run")]
+
+        @functools.wraps(fn)
+        def wrapper(*, run, **kwargs):
+            values = {f.name: kwargs.pop(f.name) for f in fields}
+            opts = ProblemOptions(**(defaults | values))
+            return fn(opts=opts, run=run, **kwargs)
+
+        run_param = sig.parameters["run"]
+        wrapper.__signature__ = sig.replace(parameters=[*shared, *own, run_param])
+        wrapper.__annotations__ = {p.name: p.annotation for p in [*shared, *own, run_param]}
+        return wrapper
+
+    return decorate
+
+
 def parse_float(text: str, option: str) -> float:
     try:
         return float(text)
@@ -170,37 +261,8 @@ def parse_ints(text: str, option: str) -> tuple[int, ...]:
     return values
 
 
-def specs(
-    run: Run,
-    *,
-    data,
-    target,
-    synthetic,
-    n,
-    d,
-    standardize,
-    model,
-    loss,
-    huber_delta,
-    hidden,
-    epochs,
-    load,
-    p,
-    q,
-    kappa,
-    rho,
-    delta,
-    radius_constant,
-    bootstrap,
-    epsilon,
-    sigma,
-    samples,
-    solver,
-    starts,
-    inner_iters,
-    coef=None,
-    intercept=0.0,
-):
+def specs(run: Run, opts: ProblemOptions):
+    """(DataSpec, ModelSpec, RobustSpec) of the core pipeline, with the options checked."""
     from iclr25.core.dro_bound.certificate import CertificateConfig
     from iclr25.core.dro_bound.costs import TransportCost
     from iclr25.core.dro_bound.entropic import EntropicConfig
@@ -208,31 +270,40 @@ def specs(
     from iclr25.core.dro_bound.inner_max import InnerMaxConfig
     from iclr25.core.dro_bound.pipeline import DataSpec, ModelSpec, RobustSpec
 
-    if n < 1 or d < 1:
-        raise UsageError(f"--n {n} / --d {d} must be at least 1", "pass positive sizes")
-    if starts < 1 or inner_iters < 1:
+    o = opts
+    if o.n < 1 or o.d < 1:
+        raise UsageError(f"--n {o.n} / --d {o.d} must be at least 1", "pass positive sizes")
+    if o.synthetic is not None and o.n * o.d > MAX_SYNTHETIC_VALUES:
+        raise UsageError(
+            f"--n {o.n} × --d {o.d} synthetic values is too many "
+            f"(limit {MAX_SYNTHETIC_VALUES:.0e})",
+            "pass a smaller --n or --d",
+        )
+    if o.starts < 1 or o.inner_iters < 1:
         raise UsageError("--starts and --inner-iters must be at least 1", "e.g. --starts 5")
-    data_spec = DataSpec(data, target, synthetic, n, d, standardize, run.seed)
-    coef_values = None if coef is None else tuple(parse_float(v, "--coef") for v in coef.split(","))
+    if o.solver not in ("auto", "exact", "pga"):
+        raise UsageError(f"--solver {o.solver!r} is unknown", "use auto, exact or pga")
+    data_spec = DataSpec(o.data, o.target, o.synthetic, o.n, o.d, o.standardize, run.seed)
+    coef = None if o.coef is None else tuple(parse_float(v, "--coef") for v in o.coef.split(","))
+    if not all(math.isfinite(v) for v in (*(coef or ()), o.intercept)):
+        raise UsageError("--coef / --intercept has a value that is not finite", "pass numbers")
     model_spec = ModelSpec(
-        model,
-        loss,
-        huber_delta,
-        load,
-        coef_values,
-        intercept,
-        MLPConfig(parse_ints(hidden, "--hidden"), epochs, seed=run.seed),
+        o.model,
+        o.loss,
+        o.huber_delta,
+        o.load,
+        coef,
+        o.intercept,
+        MLPConfig(parse_ints(o.hidden, "--hidden"), o.epochs, seed=run.seed),
     )
     robust = RobustSpec(
-        rho=parse_rho(rho),
-        cost=TransportCost(p, q, parse_float(kappa, "--kappa")),
-        entropic=None if epsilon is None else EntropicConfig(epsilon, sigma, samples),
-        solver=solver,
-        inner=InnerMaxConfig(starts=starts, max_iter=inner_iters),
-        certificate=CertificateConfig(delta, radius_constant, bootstrap),
+        rho=parse_rho(o.rho),
+        cost=TransportCost(o.p, o.q, parse_float(o.kappa, "--kappa")),
+        entropic=None if o.epsilon is None else EntropicConfig(o.epsilon, o.sigma, o.samples),
+        solver=o.solver,
+        inner=InnerMaxConfig(starts=o.starts, max_iter=o.inner_iters),
+        certificate=CertificateConfig(o.delta, o.radius_constant, o.bootstrap),
         device=run.device.kind,
         seed=run.seed,
     )
-    if solver not in ("auto", "exact", "pga"):
-        raise UsageError(f"--solver {solver!r} is unknown", "use auto, exact or pga")
     return data_spec, model_spec, robust

@@ -28,13 +28,20 @@ def test_certify_on_synthetic_data(cli):
         "--n",
         "300",
         "--bootstrap",
-        "40",
+        "20",
         "--json",
         "--quiet",
     )
     assert result.returncode == 0, result
-    res = result.json()["results"]
+    doc = result.json()
+    res = doc["results"]
     assert res["rho"] == pytest.approx(res["radius_constant"] * (np.log(20) / 300) ** 0.5)
+    # the estimated constant is never passed off as the paper's
+    assert res["constant_estimated"] is True
+    assert res["guarantee"].startswith("APPROXIMATE") and "not the paper's" in res["guarantee"]
+    assert res["statement"].startswith("[APPROXIMATE")
+    assert any("bootstrap estimate of c" in w for w in doc["warnings"])
+    assert res["radius"]["bootstrap"]["optimism_correction"] >= 0
     assert res["robust_risk"] >= res["empirical_risk"]
     assert res["certified_margin"] == pytest.approx(res["robust_risk"] - res["empirical_risk"])
     assert "n = 300" in res["statement"] and "95%" in res["statement"]
@@ -80,11 +87,30 @@ def test_fit_save_then_risk_and_certify_load(cli, csv_data, tmp_path):
         "--json",
     )
     assert cert.returncode == 0, cert
-    assert cert.json()["results"]["radius_source"] == "user-supplied"
+    cres = cert.json()["results"]
+    assert cres["radius_source"] == "user-supplied" and cres["constant_estimated"] is False
+    assert cres["guarantee"].startswith("conditional") and not cert.json()["warnings"]
     # --save never overwrites
     again = cli("dro-bound", "fit", "--data", csv_data, "--target", "label", "--save", model)
     assert again.returncode == 2
     assert "choose another --save path" in again.stderr
+    # scoring is not fitting: with --load a test set of one class (and a constant column) is
+    # fine, but its labels must be the model's
+    positives = tmp_path / "pos.csv"
+    positives.write_text("a,b,c,label\n0.5,0,1,1\n1.5,0,-1,1\n-0.2,0,0.3,1\n")
+    coef = json.loads(model.read_text())["coefficients"]
+    risk = cli("dro-bound", "risk", "--data", positives, "--load", model, "--rho", "0.05", "--json")
+    assert risk.returncode == 0, risk
+    res = risk.json()["results"]
+    # q = 1, κ = ∞: R = E_n ℓ + ρ‖w‖₂ (closed form), all labels +1
+    assert res["robust_risk"] == pytest.approx(
+        res["empirical_risk"] + 0.05 * np.linalg.norm(coef), rel=1e-9
+    )
+    wrong = tmp_path / "pm.csv"
+    wrong.write_text("a,b,c,label\n0.5,0,1,1\n1.5,0,-1,-1\n")
+    bad = cli("dro-bound", "risk", "--data", wrong, "--load", model, "--rho", "0.05")
+    assert bad.returncode == 2
+    assert "labels -1, 1 are not the model's (0, 1)" in bad.stderr
 
 
 @pytest.mark.parametrize(
@@ -96,6 +122,9 @@ def test_fit_save_then_risk_and_certify_load(cli, csv_data, tmp_path):
         (("fit", "--synthetic", "linear-gaussian", "--kappa", "1"), "classification only"),
         (("fit", "--synthetic", "linear-gaussian", "--loss", "squared", "--rho", "0.1"), "--q 2"),
         (("coverage", "--n-grid", "ten"), "--n-grid 50,200,800"),
+        (("coverage", "--test-size", "100000000"), "pass a smaller --test-size"),
+        (("risk", "--synthetic", "gaussian-classes", "--n", "1000000000"), "smaller --n"),
+        (("risk", "--synthetic", "gaussian-classes", "--d", "2", "--coef", "1,nan"), "finite"),
         (
             ("risk", "--synthetic", "gaussian-classes", "--model", "mlp", "--rho", "auto"),
             "--radius-constant",
@@ -110,14 +139,37 @@ def test_bad_options_exit_2_with_a_fix(cli, args, fix):
     assert "Traceback" not in result.stderr
 
 
-def test_bad_table_names_the_location(cli, tmp_path):
-    path = tmp_path / "nan.csv"
-    path.write_text("a,b,label\n1,2,0\n3,,1\n5,6,1\n")
-    result = cli("dro-bound", "fit", "--data", path, "--target", "label")
-    assert result.returncode == 2
-    assert "1 missing or infinite value(s) in column(s) ['b'], rows 2" in result.stderr
-    wrong = cli("dro-bound", "fit", "--data", path, "--target", "y")
-    assert "--target" in wrong.stderr
+BAD_TABLES = [
+    # (CSV text, what the error must say) — each refused with exit 2, no traceback
+    (
+        "a,b,label\n1,2,0\nnan,4,1\n5,inf,1\n7,,0\n",
+        "3 missing or infinite value(s) in 3 of 4 data rows, by column: 'a': 1 (row 2); "
+        "'b': 2 (rows 3, 4)",
+    ),
+    ("a,b,label\n1,2,0\n3,4,1\n5,6,\n", "'label': 1 (row 3)"),
+    ("a,b,label\n1,2,0\n3,x,1\n", "column 'b' is not numeric (data row 2: 'x')"),
+    ("a,b,label\n1,2,0\n3,4,2\n5,6,1\n", "labels 0, 1, 2 are not in {−1, 1} or {0, 1}"),
+    ("a,b,label\n1,2,1\n3,4,1\n", "the target has a single class (1)"),
+    ("a,b,label\n", "no rows"),
+    ("a,b,label\n1,2,0\n1,4,1\n1,6,1\n", "constant feature column(s) ['a']"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_TABLES)
+def test_bad_table_names_the_problem_and_location(cli, tmp_path, text, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    result = cli("dro-bound", "fit", "--data", path, "--target", "label", "--rho", "0.1")
+    assert result.returncode == 2, result
+    assert result.stderr.startswith(f"Error: {path}: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_target_names_the_option(cli, csv_data):
+    wrong = cli("dro-bound", "fit", "--data", csv_data, "--target", "y")
+    assert wrong.returncode == 2
+    assert "no target column 'y'" in wrong.stderr and "--target" in wrong.stderr
 
 
 def test_coverage_writes_plots_and_never_overwrites(cli, tmp_path):
@@ -154,8 +206,78 @@ def test_coverage_writes_plots_and_never_overwrites(cli, tmp_path):
     assert second.returncode == 2 and "--overwrite" in second.stderr
 
 
+def test_shared_options_are_declared_once_and_reach_every_command():
+    """risk/fit/certify take the ProblemOptions fields as explicit typer options (less the
+    per-command omissions); a default override (risk's --rho 0.1) shows in the signature."""
+    import dataclasses
+    import inspect
+
+    from iclr25.commands import dro_bound
+    from iclr25.commands.dro_bound_options import ProblemOptions
+
+    fields = {f.name for f in dataclasses.fields(ProblemOptions)}
+    params = {
+        name: inspect.signature(getattr(dro_bound, name)).parameters
+        for name in ("risk", "fit", "certify")
+    }
+    assert set(params["risk"]) == fields | {"run"}
+    assert set(params["fit"]) == fields - {"load", "coef", "intercept"} | {"save", "run"}
+    assert set(params["certify"]) == fields - {"coef", "intercept"} | {"run"}
+    assert params["risk"]["rho"].default == "0.1" and params["fit"]["rho"].default == "auto"
+
+
 def test_help_lists_result_keys(cli):
     result = cli("dro-bound", "fit", "--help")
     assert result.returncode == 0
     for key in ("robust_objective", "lambda", "coefficients", "erm_objective"):
         assert key in result.stdout
+
+
+def test_unconverged_inner_maximisation_is_reported(cli):
+    """3 ascent iterations cannot meet the 8-iteration convergence window: the share is in
+    the diagnostics and the warning (JSON ``warnings``) names the fix."""
+    result = cli(
+        "dro-bound",
+        "risk",
+        "--synthetic",
+        "gaussian-classes",
+        "--n",
+        "50",
+        "--d",
+        "2",
+        "--coef",
+        "1,-1",
+        "--solver",
+        "pga",
+        "--inner-iters",
+        "3",
+        "--json",
+    )
+    assert result.returncode == 0, result
+    doc = result.json()
+    assert doc["results"]["diagnostics"]["converged_fraction"] < 1.0
+    assert doc["results"]["method"].startswith("projected gradient ascent")
+    assert any("raise --inner-iters" in w for w in doc["warnings"])
+
+
+def test_certify_beyond_the_critical_radius_warns(cli):
+    """At ρ = 100 the robust logistic fit is w = 0 (q = 1, κ = ∞: R = E_n ℓ + ρ‖w‖): the robust
+    and empirical risks coincide, and certify says the bound has no margin."""
+    result = cli(
+        "dro-bound",
+        "certify",
+        "--synthetic",
+        "gaussian-classes",
+        "--n",
+        "100",
+        "--rho",
+        "100",
+        "--json",
+    )
+    assert result.returncode == 0, result
+    doc = result.json()
+    res = doc["results"]
+    assert res["coefficients"] == pytest.approx([0.0] * 5, abs=1e-6)
+    assert res["certified_margin"] == pytest.approx(0.0, abs=1e-9)
+    assert res["guarantee"].startswith("conditional") and not res["constant_estimated"]
+    assert any("bound has no margin" in w for w in doc["warnings"])

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iclr25.core.dro_bound.certificate import (
+    MIN_BOOTSTRAP_N,
     CertificateConfig,
     bootstrap_radius,
     certificate_radius,
@@ -60,13 +61,29 @@ class CoverageConfig:
                 f"grids n={self.n_grid}, d={self.d_grid} are invalid",
                 "pass sizes n ≥ 2 and dimensions d ≥ 1, e.g. --n-grid 50,200",
             )
+        if self.radius_constant is None and self.pilot_n < MIN_BOOTSTRAP_N:
+            raise UsageError(
+                f"the pilot estimate of c runs at n = {self.pilot_n}, below {MIN_BOOTSTRAP_N}",
+                "pass --radius-constant C, or larger sizes in --n-grid",
+            )
         if self.trials < 2:
             raise UsageError(f"--trials {self.trials} is below 2", "pass --trials 20 or more")
+        if self.test_size * max(self.d_grid) > 5e7:
+            raise UsageError(
+                f"--test-size {self.test_size} × d = {max(self.d_grid)} is too many values "
+                "(limit 5e7)",
+                "pass a smaller --test-size",
+            )
         if self.test_size < 1000:
             raise UsageError(
                 f"--test-size {self.test_size} is too small for a true risk",
                 "pass --test-size 10000 or more",
             )
+
+    @property
+    def pilot_n(self) -> int:
+        """The sample size of the pilot estimate of c: the middle of the n grid."""
+        return sorted(self.n_grid)[len(self.n_grid) // 2]
 
     @property
     def loss_name(self) -> str:
@@ -123,7 +140,7 @@ def _fitter(config: CoverageConfig):
 
 
 def _pilot_constant(config: CoverageConfig, d: int, rng, fit) -> float:
-    n_pilot = sorted(config.n_grid)[len(config.n_grid) // 2]
+    n_pilot = config.pilot_n
     X, y = sample_synthetic(config.distribution, n_pilot, d, rng)
     cost = config.cost
 
@@ -168,7 +185,10 @@ def run_coverage(config: CoverageConfig, on_progress: Callable | None = None) ->
     source = (
         "user-supplied"
         if config.radius_constant is not None
-        else f"bootstrap estimate per d on a pilot sample (B = {config.bootstrap})"
+        else (
+            "bootstrap estimate per d on a pilot sample (bias-corrected, "
+            f"B = {config.bootstrap}; not the paper's constant)"
+        )
     )
     return CoverageResult(
         cells,

@@ -122,49 +122,75 @@ def _numeric(name: str, values: np.ndarray, path: Path) -> np.ndarray:
             out[i] = float(v)
         except (TypeError, ValueError):
             raise InputError(
-                f"{path}: column {name!r} is not numeric (row {i + 1}: {v!r})",
+                f"{path}: column {name!r} is not numeric (data row {i + 1}: {v!r})",
                 "encode it numerically or drop the column",
             ) from None
     return out
 
 
+def _rows_text(rows: np.ndarray, limit: int = 5) -> str:
+    """'row 3' or 'rows 2, 3, 4 …' (1-based data rows, the header not counted)."""
+    shown = ", ".join(str(r + 1) for r in rows[:limit])
+    return f"row{'s' if len(rows) > 1 else ''} {shown}{' …' if len(rows) > limit else ''}"
+
+
 def check_finite(X: np.ndarray, y: np.ndarray, names: list[str], target: str, where: str):
-    """Refuse NaN/∞ with their count, columns and first rows."""
+    """Refuse NaN/∞ with their count, and per column its count and first data rows."""
     table = np.column_stack([X, y]) if X.size else y[:, None]
     bad = ~np.isfinite(table)
     if not bad.any():
         return
-    cols = [(names + [target])[j] for j in np.flatnonzero(bad.any(axis=0))]
-    rows = np.flatnonzero(bad.any(axis=1))[:5] + 1
+    columns = names + [target]
+    parts = [
+        f"{columns[j]!r}: {int(bad[:, j].sum())} ({_rows_text(np.flatnonzero(bad[:, j]))})"
+        for j in np.flatnonzero(bad.any(axis=0))
+    ]
+    shown = "; ".join(parts[:6]) + (f"; … ({len(parts)} columns)" if len(parts) > 6 else "")
     raise InputError(
-        f"{where}: {int(bad.sum())} missing or infinite value(s) in column(s) {cols}, "
-        f"rows {', '.join(map(str, rows))}{' …' if bad.any(axis=1).sum() > 5 else ''}",
+        f"{where}: {int(bad.sum())} missing or infinite value(s) in "
+        f"{int(bad.any(axis=1).sum())} of {len(table)} data rows, by column: {shown}",
         "drop or impute those rows before running",
     )
 
 
-def encode_labels(y: np.ndarray, where: str) -> tuple[np.ndarray, list]:
-    """{0,1} or {−1,1} -> ±1; returns (y ±1, original values of (−1, +1))."""
+def _label_text(values: list) -> str:
+    return ", ".join(f"{v:g}" if isinstance(v, float) else repr(v) for v in values)
+
+
+def encode_labels(y: np.ndarray, where: str, model_labels: list | None = None):
+    """{0,1} or {−1,1} -> ±1; returns (y ±1, original values of (−1, +1)).
+
+    ``model_labels``: the (−1, +1) values of a loaded model — the data must use them, and
+    may then hold a single class (a test set of positives is a fine thing to score)."""
     values = sorted(set(np.unique(y).tolist()))
+    if model_labels is not None:
+        neg, pos = (float(v) for v in model_labels)
+        if not set(values) <= {neg, pos}:
+            raise InputError(
+                f"{where}: labels {_label_text(values[:6])} are not the model's "
+                f"({_label_text([neg, pos])})",
+                "recode the target the way the model's training data were coded",
+            )
+        return np.where(y == pos, 1.0, -1.0), list(model_labels)
     if len(values) < 2:
         raise InputError(
-            f"{where}: the target has a single class {values}",
+            f"{where}: the target has a single class ({_label_text(values)})",
             "classification needs both classes present",
         )
     if set(values) <= {0.0, 1.0}:
         return np.where(y > 0.5, 1.0, -1.0), [0, 1]
     if set(values) <= {-1.0, 1.0}:
         return y.astype(np.float64), [-1, 1]
-    shown = values[:6]
     raise InputError(
-        f"{where}: labels {shown}{' …' if len(values) > 6 else ''} are not in "
-        "{−1, 1} or {0, 1}",
+        f"{where}: labels {_label_text(values[:6])}{' …' if len(values) > 6 else ''} are not "
+        "in {−1, 1} or {0, 1}",
         "recode the target as 0/1 or −1/1 for --model logistic "
         "(or use --model linear for a real-valued target)",
     )
 
 
-def check_features(X: np.ndarray, names: list[str], where: str) -> None:
+def check_features(X: np.ndarray, names: list[str], where: str, training: bool = True) -> None:
+    """No rows, no features, or (when a model is to be fitted) constant feature columns."""
     if X.shape[0] == 0:
         raise InputError(f"{where}: no rows", "pass a table with at least one sample")
     if X.shape[1] == 0:
@@ -172,7 +198,7 @@ def check_features(X: np.ndarray, names: list[str], where: str) -> None:
             f"{where}: no feature columns besides the target",
             "add at least one numeric feature column",
         )
-    if X.shape[0] > 1:
+    if training and X.shape[0] > 1:
         const = [names[j] for j in np.flatnonzero(np.ptp(X, axis=0) == 0)]
         if const:
             raise InputError(
@@ -188,9 +214,12 @@ def load_dataset(
     standardize: bool = False,
     features: list[str] | None = None,
     standardization: Standardization | None = None,
+    label_values: list | None = None,
 ) -> Dataset:
     """Read ``path``, check it, and return a :class:`Dataset`. ``features`` fixes the feature
-    columns (those of a loaded model); ``standardization`` re-applies a model's one."""
+    columns, ``standardization`` re-applies the transformation and ``label_values`` the
+    label coding of a loaded model (whose data may then have constant columns or a single
+    class: nothing is fitted on them)."""
     path = Path(path)
     cols = read_columns(path)
     if target not in cols:
@@ -212,10 +241,11 @@ def load_dataset(
     )
     y = _numeric(target, cols[target], path)
     check_finite(X, y, names, target, str(path))
-    check_features(X, names, str(path))
-    label_values = None
+    check_features(X, names, str(path), training=features is None)
     if classification:
-        y, label_values = encode_labels(y, str(path))
+        y, label_values = encode_labels(y, str(path), label_values)
+    else:
+        label_values = None
     return finish_dataset(
         X, y, names, target, str(path), label_values, standardize, standardization
     )

@@ -34,11 +34,13 @@ from scipy.optimize import brentq
 from iclr25.core.dro_bound.costs import TransportCost
 from iclr25.errors import RunFailure, UsageError
 
+MAX_SAMPLE_VALUES = 6e7  # n·m·d float64 values of ζ kept in memory (≈ 0.5 GB)
+
 
 @dataclass(frozen=True)
 class EntropicConfig:
     epsilon: float  # ε > 0, the regularisation strength
-    sigma: float | None = None  # σ of the Gaussian reference; None -> ρ^(1/q)
+    sigma: float | None = None  # σ of the Gaussian reference; None -> ρ^(1/q)/√d
     samples: int = 64  # m, Monte Carlo samples per data point
 
     def __post_init__(self) -> None:
@@ -84,6 +86,12 @@ def draw_reference(
     from iclr25.core.dro_bound.inner_max import feature_cost_torch
 
     n, d = x.shape
+    if n * m * max(d, 1) > MAX_SAMPLE_VALUES:
+        raise UsageError(
+            f"n·m·d = {n}·{m}·{d} = {n * m * d:.2g} Monte Carlo values is too many "
+            f"(limit {MAX_SAMPLE_VALUES:.0e}: all samples stay in memory)",
+            "lower --samples",
+        )
     noise = torch.randn((n, m, d), generator=generator, dtype=torch.float64)
     zeta = x.detach().cpu().double()[:, None, :] + sigma * noise  # (n, m, d)
     feat = feature_cost_torch(zeta - x.detach().cpu().double()[:, None, :], cost)  # (n, m)

@@ -35,7 +35,6 @@ from iclr25.core.dro_bound.costs import TransportCost
 from iclr25.core.dro_bound.entropic import EntropicConfig, draw_reference, minimize_entropic_dual
 from iclr25.core.dro_bound.losses import Loss
 from iclr25.core.dro_bound.models import LinearModel
-from iclr25.errors import UsageError
 from iclr25.threads import small_problem_threads
 
 
@@ -216,11 +215,6 @@ def _fit_entropic_torch(X, y, kind: str, loss: Loss, config: FitConfig) -> Linea
     X64, y64 = np.asarray(X, np.float64), np.asarray(y, np.float64)
     n, d = X64.shape
     ent = config.entropic
-    if n * ent.samples * max(d, 1) > 6e7:
-        raise UsageError(
-            f"n·m·d = {n * ent.samples * d:.2g} Monte Carlo values is too many",
-            "lower --samples (the entropic fit keeps all samples in memory)",
-        )
     xt, yt = torch.as_tensor(X64), torch.as_tensor(y64)
     gen = torch.Generator().manual_seed(config.seed)
     switch = loss.kind == "margin" and not config.cost.labels_fixed

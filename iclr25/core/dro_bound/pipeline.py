@@ -24,6 +24,7 @@ from iclr25.core.dro_bound.certificate import (
     CertificateConfig,
     RadiusEstimate,
     bootstrap_radius,
+    guarantee,
     statement,
     user_radius,
 )
@@ -146,6 +147,7 @@ def prepare(data: DataSpec, model: ModelSpec) -> Prepared:
             data.standardize,
             info.features if info else None,
             info.standardization if info else None,
+            info.label_values if info else None,
         )
     if loaded and ds.d != len(loaded[1].features):
         raise UsageError(
@@ -231,7 +233,7 @@ def resolve_radius(
     _check_auto_radius(prep, robust)
     rng = np.random.default_rng(robust.seed)
     start = 1.0 / math.sqrt(n)
-    return bootstrap_radius(
+    est = bootstrap_radius(
         prep.data.X,
         prep.data.y,
         fixed,
@@ -243,12 +245,23 @@ def resolve_radius(
         start,
         on_progress,
     )
+    if refit is None:
+        est.source += (
+            "; the given model held fixed (if it was fitted on these data, leave out --load)"
+        )
+    return est
 
 
 def _radius_block(est: RadiusEstimate | None, rho: float, delta: float) -> dict:
     if est is None:
         return {"rho": rho, "source": "given (--rho)"}
-    out = {"rho": est.rho, "constant": est.constant, "delta": delta, "source": est.source}
+    out = {
+        "rho": est.rho,
+        "constant": est.constant,
+        "delta": delta,
+        "source": est.source,
+        "guarantee": guarantee(est),
+    }
     if est.source.startswith("given"):
         out["constant_implied"] = out.pop("constant")
     if est.required is not None:
@@ -258,6 +271,7 @@ def _radius_block(est: RadiusEstimate | None, rho: float, delta: float) -> dict:
             "replicates": len(req),
             "median_required_rho": float(np.median(finite)) if finite.size else math.inf,
             "uncoverable_share": est.infinite_share,
+            "optimism_correction": est.optimism,
         }
     return out
 
@@ -319,6 +333,7 @@ def data_summary(ds: Dataset) -> dict:
         "n": ds.n,
         "d": ds.d,
         "target": ds.target,
+        "features": list(ds.features),
         "standardized": ds.standardization is not None,
     }
 
@@ -469,7 +484,6 @@ def _save(path: Path, model: Model, prep: Prepared, out: dict) -> None:
 def run_certify(
     data: DataSpec, model_spec: ModelSpec, robust: RobustSpec, on_progress: Callable | None = None
 ) -> dict:
-    robust = replace(robust, rho=None) if robust.rho is None else robust
     prep = prepare(data, model_spec)
     loss = prep.loaded[0].loss if prep.loaded else resolve_loss(model_spec, prep)
     _check_cost(robust.cost, prep.classification)
@@ -499,6 +513,8 @@ def run_certify(
         "rho": rho,
         "radius_constant": est.constant,
         "radius_source": est.source,
+        "constant_estimated": est.estimated,
+        "guarantee": guarantee(est),
         "robust_risk": report.robust_risk,
         "empirical_risk": report.empirical_risk,
         "certified_margin": report.robust_risk - report.empirical_risk,

@@ -55,7 +55,13 @@ def test_standardize_is_opt_in(tmp_path):
     "rows,target,classification,match,fix",
     [
         ([(1, "a", 0), (2, "b", 1)], "y", True, "column 'b' is not numeric", "encode it"),
-        ([(1, 2, 0), ("", 3, 1), (4, 5, "nan")], "y", True, "2 missing", "rows 2, 3"),
+        (
+            [(1, 2, 0), ("", 3, 1), (4, 5, "nan")],
+            "y",
+            True,
+            "2 missing or infinite value(s) in 2 of 3 data rows",
+            "'a': 1 (row 2); 'y': 1 (row 3)",
+        ),
         ([(1, 7, 0), (2, 7, 1)], "y", True, "constant feature column", "drop them"),
         ([(1, 2, 0), (2, 3, 1)], "label", True, "no target column 'label'", "--target"),
         ([(1, 2, 0), (2, 3, 5)], "y", True, "not in {−1, 1} or {0, 1}", "--model linear"),
@@ -68,6 +74,17 @@ def test_bad_tables_are_refused_with_a_fix(tmp_path, rows, target, classificatio
         load_dataset(path, target, classification)
     assert match in err.value.what
     assert fix in err.value.message()
+
+
+def test_loaded_model_labels_and_columns(tmp_path):
+    """With a model's features and label coding, one class and a constant column are fine
+    (nothing is fitted); other label values are refused naming the model's."""
+    path = write_csv(tmp_path / "t.csv", ["a", "b", "y"], [(1, 7, -1), (2, 7, -1)])
+    ds = load_dataset(path, "y", True, features=["a", "b"], label_values=[-1, 1])
+    assert_close(ds.y, np.array([-1.0, -1.0]))
+    assert ds.label_values == [-1, 1]
+    with pytest.raises(InputError, match=r"labels -1 are not the model's \(0, 1\)"):
+        load_dataset(path, "y", True, features=["a", "b"], label_values=[0, 1])
 
 
 def test_empty_and_missing_files(tmp_path):
