@@ -8,6 +8,7 @@ command bodies so that ``iclr25 --help`` stays instant.
 
 import contextlib
 import csv
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,13 @@ SyntheticOption = Annotated[
         "directory (a temp folder without --out) and use it instead of --db.",
     ),
 ]
+DifficultyOption = Annotated[
+    str | None,
+    typer.Option(
+        help="With --synthetic: 'easy' (all artists distinct, the default) or 'hard' (pairs "
+        "sharing palette and strokes, the first pair identical: not all are separable)."
+    ),
+]
 MaxPixelsOption = Annotated[
     int, typer.Option(help="Skip images with more pixels (decompression-bomb guard).", min=1)
 ]
@@ -50,24 +58,43 @@ class IndexInterrupted(IclrError):
 
 # -- shared plumbing ----------------------------------------------------------------------
 @contextlib.contextmanager
-def reference_db(run: Run, db: Path | None, synthetic: bool) -> Iterator[tuple[Path, dict]]:
+def reference_db(
+    run: Run, db: Path | None, synthetic: bool, difficulty: str | None
+) -> Iterator[tuple[Path, dict]]:
     """Yield (DB path, synthetic paths) from --db, or build the synthetic corpus."""
     require(db is not None or synthetic, "no reference DB given", "pass --db DB or --synthetic")
     require(not (db is not None and synthetic), "--db and --synthetic both given", "pass one")
+    require(
+        synthetic or difficulty is None,
+        "--difficulty applies only to --synthetic",
+        "drop --difficulty, or pass --synthetic instead of --db",
+    )
     if db is not None:
         yield db, {}
         return
     from iclr25.core.style_check.pipeline import SyntheticSetup, build_synthetic
+
+    check_difficulty(difficulty or "easy")
 
     with contextlib.ExitStack() as stack:
         if run.staging is not None:
             folder = run.staging / "synthetic"
         else:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="style-check-")))
-        setup = SyntheticSetup(seed=run.seed)
+        setup = SyntheticSetup(seed=run.seed, difficulty=difficulty or "easy")
         with run.progress("synthetic corpus", total=None) as advance, run.timer("synthetic_s"):
             paths = build_synthetic(folder, setup, advance)
         yield paths["db"], {**paths, "folder": folder, "setup": setup}
+
+
+def check_difficulty(difficulty: str) -> None:
+    from iclr25.core.style_check.synthetic import DIFFICULTIES
+
+    require(
+        difficulty in DIFFICULTIES,
+        f"unknown difficulty {difficulty!r}",
+        f"use --difficulty {' or '.join(DIFFICULTIES)}",
+    )
 
 
 def relocate(obj, old: str, new: str):
@@ -91,6 +118,7 @@ def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> No
             "artists": setup.n_artists,
             "works_per_artist": setup.per_artist,
             "generated_per_artist": setup.generated_per_artist,
+            "difficulty": setup.difficulty,
         }
         folder = Path(synthetic["folder"])
         final = str(run.options.out.resolve() / "synthetic") if run.staging else "synthetic"
@@ -98,6 +126,14 @@ def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> No
             results = relocate(results, old, final)
             config = relocate(config, old, final)
     run.finish(results, config, render)
+
+
+def table(rows: list[dict], columns: list[str] | None = None, title: str | None = None):
+    """``rows_table`` whose cells wrap (fold) instead of being cut with an ellipsis."""
+    result = rows_table(rows, columns, title=title)
+    for column in result.columns:
+        column.overflow = "fold"
+    return result
 
 
 def write_csv(path: Path | None, rows: list[dict], columns: list[str]) -> None:
@@ -123,7 +159,7 @@ def _render_index(console, res) -> None:
     summary["skipped"] = len(res["skipped"])
     render_mapping(console, summary, title="style-check index")
     if res["skipped"]:
-        console.print(rows_table(res["skipped"][:20], ["path", "reason"], title="skipped files"))
+        console.print(table(res["skipped"][:20], ["path", "reason"], title="skipped files"))
 
 
 @command(
@@ -183,7 +219,7 @@ def _render_unique(console, res) -> None:
         for r in res["artists"]
     ]
     cols = None
-    console.print(rows_table(rows, cols, title=f"DeepMatch ({res['classifier']} probe), held-out"))
+    console.print(table(rows, cols, title=f"DeepMatch ({res['classifier']} probe), held-out"))
     console.print(
         f"mean held-out accuracy {format_value(res['mean_heldout_accuracy'])}; "
         f"{res['n_unique']} of {res['n_artists']} artists unique at threshold {res['threshold']}"
@@ -204,6 +240,7 @@ def _render_unique(console, res) -> None:
 def unique(
     db: DbOption = None,
     synthetic: SyntheticOption = False,
+    difficulty: DifficultyOption = None,
     folds: Annotated[int, typer.Option(help="Cross-validation folds.", min=2)] = 5,
     threshold: Annotated[
         float, typer.Option(help="Unique when held-out accuracy >= this.", min=0.0, max=1.0)
@@ -224,7 +261,7 @@ def unique(
     config = DeepMatchConfig(
         folds=folds, threshold=threshold, classifier=classifier, knn_k=knn_k, set_size=set_size
     )
-    with reference_db(run, db, synthetic) as (db_path, syn):
+    with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
         with run.progress("cross-validation", total=folds) as advance, run.timer("unique_s"):
             results = run_unique(db_path, config, run.seed, run.device.kind, advance)
         for ex in results["excluded"]:
@@ -253,7 +290,7 @@ def _render_explain(console, res) -> None:
         for r in res["artists"]
     ]
     cols = None
-    console.print(rows_table(rows, cols, title=f"TagMatch signatures ({res['tag_source']} tags)"))
+    console.print(table(rows, cols, title=f"TagMatch signatures ({res['tag_source']} tags)"))
     console.print(
         f"tag top-1 accuracy {format_value(res['tag_top1_accuracy'])}, top-5 "
         f"{format_value(res['tag_top5_accuracy'])}; {res['n_distinct_signatures']} distinct "
@@ -273,6 +310,7 @@ def _render_explain(console, res) -> None:
 def explain(
     db: DbOption = None,
     synthetic: SyntheticOption = False,
+    difficulty: DifficultyOption = None,
     artist: Annotated[str | None, typer.Option(help="Show only this artist.")] = None,
     tags: Annotated[
         str, typer.Option(help="Tag source: auto, attributes, zero-shot, both.")
@@ -296,7 +334,7 @@ def explain(
     config = TagMatchConfig(
         max_tags=max_tags, target_precision=target_precision, min_recall=min_recall, folds=folds
     )
-    with reference_db(run, db, synthetic) as (db_path, syn):
+    with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
         with run.progress("TagMatch folds", total=folds) as advance, run.timer("explain_s"):
             results = run_explain(db_path, config, tags, run.seed, run.device.kind, artist, advance)
         for ex in results["excluded"]:
@@ -316,33 +354,62 @@ def explain(
 
 
 # -- check ----------------------------------------------------------------------------------
-def _top_match(row: dict) -> str:
-    top = row["top_matches"][0]
-    return f"{top['artist']} ({top['probability']:.2f})"
+def _share(value) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _artist_rows(res) -> tuple[list[dict], list[str]]:
+    """The per-artist table: by target set when images name their artist, else by share."""
+    rows = [
+        {
+            "artist": a["name"],
+            "images for": a["n_generated_for"],
+            "attributed": a["n_attributed"],
+            "share of all": _share(a["share_of_all"]),
+            "set attributed": _share(a["attributed_share"]),
+            "set top-1": _share(a["top1_share"]),
+            "set vote": a["set_vote"] or "-",
+            "at risk": "yes" if a["at_risk"] else "no",
+        }
+        for a in res["artists"]
+    ]
+    if res["n_targeted_artists"]:
+        return rows, [c for c in rows[0] if c != "share of all"] if rows else []
+    return rows, ["artist", "attributed", "share of all", "at risk"]
+
+
+def _image_rows(res) -> list[dict]:
+    """Per image: path below the common folder, top match, attribution, shared tags."""
+    paths = [r["path"] for r in res["images"]]
+    base = os.path.commonpath(paths) if len(paths) > 1 else str(Path(paths[0]).parent)
+    return [
+        {
+            "image": os.path.relpath(r["path"], base),
+            "top match": r["top_matches"][0]["artist"],
+            "p": f"{r['top_matches'][0]['probability']:.2f}",
+            "attr.": "yes" if r["attributed_to"] else "no",
+            "typ. p": f"{r['typicality_p']:.3f}",
+            "signature tags shared": "\n".join(r["explanation"]["matched"][:3]) or "-",
+        }
+        for r in res["images"]
+    ]
 
 
 def _render_check(console, res) -> None:
     console.print(res["disclaimer"], style="bold")
-    arts = [{**a, "at_risk": "yes" if a["at_risk"] else "no"} for a in res["artists"]]
-    cols = ["name", "n_generated_for", "attributed_share", "top1_share", "set_vote", "at_risk"]
-    console.print(rows_table(arts, cols, title="artists"))
-    imgs = [
-        {
-            "image": Path(r["path"]).name,
-            "made_for": r["made_for"] or "-",
-            "top_match": _top_match(r),
-            "attributed_to": r["attributed_to"] or "none",
-            "typicality_p": r["typicality_p"],
-            "shared_tags": "\n".join(r["explanation"]["matched"]) or "-",
-        }
-        for r in res["images"][:30]
-    ]
-    console.print(rows_table(imgs, title=f"images (first {len(imgs)} of {res['n_images']})"))
-    console.print(
-        f"attribution accuracy {format_value(res['attribution_accuracy'])}; "
-        f"{res['n_at_risk']} artist(s) at risk; style-at-risk share "
-        f"{format_value(res['style_at_risk_share'])}"
-    )
+    rows, cols = _artist_rows(res)
+    console.print(table(rows, cols, title="artists"))
+    images = _image_rows(res)[:30]
+    console.print(table(images, title=f"images (first {len(images)} of {res['n_images']})"))
+    line = f"{_share(res['attributed_share'])} of the images attributed with confidence"
+    if res["attribution_accuracy"] is not None:
+        line += (
+            f"; attribution accuracy {_share(res['attribution_accuracy'])} (top match = the "
+            f"artist an image was made for); {res['n_at_risk']} of "
+            f"{res['n_targeted_artists']} targeted styles at risk (>= "
+            f"{res['risk_threshold']:.0%} of their set attributed to them)"
+        )
+    console.print(line)
 
 
 def _check_artifacts(run: Run, results: dict, sheet_rows: int) -> None:
@@ -385,6 +452,7 @@ def check(
     ] = None,
     db: DbOption = None,
     synthetic: SyntheticOption = False,
+    difficulty: DifficultyOption = None,
     artist: Annotated[
         str | None, typer.Option(help="Every image was made for this artist.")
     ] = None,
@@ -428,7 +496,7 @@ def check(
         risk_threshold=risk_threshold,
         nearest_works=nearest,
     )
-    with reference_db(run, db, synthetic) as (db_path, syn):
+    with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
         folder = generated if generated is not None else syn["generated"]
         request = CheckRequest(folder, db_path, artist, encoder, tags, max_pixels, batch_size)
         with (
@@ -438,6 +506,11 @@ def check(
             results = run_check(request, config, run.seed, run.device.kind, advance)
         for name in results["unknown_made_for"]:
             run.warn(f"images were made for {name!r}, which is not in the DB")
+        if not any(image["made_for"] for image in results["images"]):
+            run.warn(
+                "no image names the artist it was made for (no GENERATED/<artist>/ folders, "
+                "no --artist): attribution accuracy and per-artist risk need that"
+            )
         for skip in results["skipped"][:5]:
             run.warn(f"skipped {skip['path']}: {skip['reason']}")
         if results["typicality_untestable"] and alpha > 0:
@@ -460,7 +533,7 @@ def check(
 # -- make-synthetic -------------------------------------------------------------------------
 def _render_synthetic(console, res) -> None:
     cols = ["name", "shape", "base_hue_deg", "angle_deg", "composition", "n_strokes"]
-    console.print(rows_table(res["artists"], cols, title=f"synthetic artists in {res['folder']}"))
+    console.print(table(res["artists"], cols, title=f"synthetic artists in {res['folder']}"))
 
 
 @command(
@@ -482,10 +555,17 @@ def make_synthetic_cmd(
     size: Annotated[int, typer.Option(help="Image side in pixels.", min=16, max=2048)] = 128,
     image_format: Annotated[str, typer.Option("--format", help="png, jpg or webp.")] = "png",
     first_artist: Annotated[int, typer.Option(help="Index of the first artist.", min=0)] = 0,
+    difficulty: Annotated[
+        str,
+        typer.Option(
+            help="'easy': all artists distinct; 'hard': pairs sharing palette and stroke shape, "
+            "pulled together by closeness 1.0 (identical), 0.9, 0.8, 0.6, then again."
+        ),
+    ] = "easy",
     *,
     run: Run,
 ) -> None:
-    """Write a procedural corpus of distinct synthetic artists (for tests and demos)."""
+    """Write a procedural corpus of synthetic artists (for tests and demos)."""
     from iclr25.core.style_check.pipeline import make_synthetic
     from iclr25.core.style_check.synthetic import SyntheticConfig
 
@@ -494,6 +574,7 @@ def make_synthetic_cmd(
         f"unknown format {image_format!r}",
         "use --format png, jpg or webp",
     )
+    check_difficulty(difficulty)
     config = SyntheticConfig(
         n_artists=artists,
         per_artist=per_artist,
@@ -502,6 +583,7 @@ def make_synthetic_cmd(
         size=size,
         image_format=image_format,
         first_artist=first_artist,
+        difficulty=difficulty,
     )
     with run.progress("rendering", total=artists * per_artist) as advance, run.timer("render_s"):
         results = make_synthetic(folder, config, advance)

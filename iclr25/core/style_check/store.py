@@ -88,9 +88,14 @@ class StyleDB:
             raise InputError(
                 f"{self.path}: no such DB", "build it first: iclr25 style-check index REFS --db DB"
             )
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        if self.path.exists() and not existed and not create:  # never write when reading
+            raise InputError(
+                f"{self.path}: is an empty file, not a style-check DB",
+                "build it first: iclr25 style-check index REFS --db DB",
+            )
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        existed = self.path.exists() and self.path.stat().st_size > 0
         try:
             self.conn = sqlite3.connect(self.path)
             if existed:
