@@ -20,7 +20,8 @@
   at least ``min_side`` (default 512) pixels: every encoder works far below that size,
   and it makes a 24-megapixel photo about ten times cheaper to read.
 
-The width and height reported are those of the file, before any reduction.
+The width and height reported are those of the upright picture at the file's
+resolution, before any reduction.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ DEFAULT_MAX_PIXELS = 89_478_485
 #: smallest side a large JPEG is reduced to while decoding (DCT scaling)
 DECODE_MIN_SIDE = 512
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp", ".tif", ".tiff", ".gif")
+ORIENTATION_TAG = 0x0112  # EXIF
 _PROFILE_SPACE_MODE = {"RGB": "RGB", "CMYK": "CMYK", "GRAY": "L"}
 
 
@@ -51,7 +53,7 @@ class ImageSkip(Exception):
 class LoadedImage:
     image: object  # PIL.Image.Image, RGB
     sha256: str
-    width: int  # of the file, before any reduction while decoding
+    width: int  # upright, at the file's resolution (before any reduction while decoding)
     height: int
 
 
@@ -173,6 +175,8 @@ def _decode(data: bytes, max_pixels: int, min_side: int):
                 width, height = _open_checked(im, max_pixels, min_side)
                 im.load()  # decodes now: truncated or corrupt data fails here
                 icc = im.info.get("icc_profile")
+                if im.getexif().get(ORIENTATION_TAG) in (5, 6, 7, 8):  # quarter turns
+                    width, height = height, width
                 im = ImageOps.exif_transpose(im)
                 return _to_rgb(im, icc), width, height
     except ImageSkip:

@@ -143,9 +143,10 @@ def run_explain(
     if artist is not None:
         require_artist(artist, ref.artist_names)
         if artist not in names:
+            n = int((ref.artists == artist).sum())
             raise InputError(
-                f"artist {artist!r} has {int((ref.artists == artist).sum())} works, fewer "
-                f"than the {config.folds} folds need",
+                f"artist {artist!r} has {n} work{'s' if n != 1 else ''}, fewer than the "
+                f"{config.folds} folds need",
                 "lower --folds, or add works by this artist",
             )
     tagger = build_tagger(ref, tag_source, device)
