@@ -128,10 +128,10 @@ def test_check_a_flat_folder_says_what_it_cannot_measure(cli, flow, tiny_db, tmp
 def _rendered(results: dict) -> str:
     from rich.console import Console
 
-    from iclr25.commands.style_check import _render_check
+    from iclr25.commands._style_check_views import render_check
 
     console = Console(width=100, record=True, file=io.StringIO())
-    _render_check(console, results)
+    render_check(console, results)
     return console.export_text()
 
 

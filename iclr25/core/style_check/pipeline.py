@@ -141,14 +141,7 @@ def run_explain(
     names, y = np.unique(ref.artists[keep], return_inverse=True)
     attrs, emb = ref.attributes[keep], ref.embeddings[keep]
     if artist is not None:
-        require_artist(artist, ref.artist_names)
-        if artist not in names:
-            n = int((ref.artists == artist).sum())
-            raise InputError(
-                f"artist {artist!r} has {n} work{'s' if n != 1 else ''}, fewer than the "
-                f"{config.folds} folds need",
-                "lower --folds, or add works by this artist",
-            )
+        require_eligible_artist(artist, ref, names, config.folds)
     tagger = build_tagger(ref, tag_source, device)
 
     def folds(train, test):
@@ -192,6 +185,18 @@ def run_explain(
         "excluded": excluded,
         "vocabulary_size": len(full.vocabulary),
     }
+
+
+def require_eligible_artist(artist: str, ref: ReferenceSet, eligible_names, folds: int) -> None:
+    """``--artist`` of ``explain``: in the DB, and with enough works for the folds."""
+    require_artist(artist, ref.artist_names)
+    if artist not in eligible_names:
+        n = int((ref.artists == artist).sum())
+        raise InputError(
+            f"artist {artist!r} has {n} work{'s' if n != 1 else ''}, fewer than the "
+            f"{folds} folds need",
+            "lower --folds, or add works by this artist",
+        )
 
 
 def require_artist(artist: str, names: list[str], shown: int = 8) -> None:
