@@ -8,15 +8,25 @@ import csv
 import os
 from pathlib import Path
 
-from iclr25.output import format_value, rows_table
+from iclr25.output import rows_table
 
 
 def table(rows: list[dict], columns: list[str] | None = None, title: str | None = None):
-    """``rows_table`` whose cells wrap (fold) instead of being cut with an ellipsis."""
+    """``rows_table`` whose cells wrap instead of being cut with an ellipsis."""
     result = rows_table(rows, columns, title=title)
     for column in result.columns:
         column.overflow = "fold"
     return result
+
+
+def share(value) -> str:
+    """A share in [0, 1] as a percentage; None (not measured) as '-'."""
+    return "-" if value is None or value != value else f"{value:.0%}"
+
+
+def tags_cell(tags: list[str], most: int = 4) -> str:
+    """Tags one per line, 'attribute: level' so a narrow cell wraps at the colon."""
+    return "\n".join(t.replace(":", ": ", 1) for t in tags[:most]) or "-"
 
 
 def write_csv(path: Path | None, rows: list[dict], columns: list[str]) -> None:
@@ -49,20 +59,21 @@ def render_unique(console, res) -> None:
         {
             "artist": r["name"],
             "works": r["n_works"],
-            "accuracy": r["heldout_accuracy"],
-            "95% CI": f"{r['ci_low']:.2f}-{r['ci_high']:.2f}",
-            "precision": r["precision"],
-            "set acc.": r["set_accuracy"],
+            "acc.": share(r["heldout_accuracy"]),
+            "95% CI": f"{r['ci_low']:.0%}-{r['ci_high']:.0%}",
+            "prec.": share(r["precision"]),
+            "set acc.": share(r["set_accuracy"]),
             "unique": "yes" if r["unique"] else "no",
             "confused with": r["confused_with"] or "-",
         }
         for r in res["artists"]
     ]
-    cols = None
-    console.print(table(rows, cols, title=f"DeepMatch ({res['classifier']} probe), held-out"))
+    console.print(table(rows, title=f"DeepMatch ({res['classifier']} probe), held-out"))
     console.print(
-        f"mean held-out accuracy {format_value(res['mean_heldout_accuracy'])}; "
-        f"{res['n_unique']} of {res['n_artists']} artists unique at threshold {res['threshold']}"
+        f"mean held-out accuracy {share(res['mean_heldout_accuracy'])} (k-NN "
+        f"{share(res['knn_accuracy'])}, linear {share(res['linear_accuracy'])} over works); "
+        f"{res['n_unique']} of {res['n_artists']} artists unique at threshold "
+        f"{res['threshold']:.0%}"
     )
     for ex in res["excluded"]:
         console.print(f"excluded {ex['name']}: {ex['n_works']} works, {ex['reason']}")
@@ -72,25 +83,20 @@ def render_explain(console, res) -> None:
     rows = [
         {
             "artist": r["name"],
-            "signature": "\n".join(r["signature"]) or "-",
-            "precision": r["heldout_precision"],
-            "recall": r["heldout_recall"],
+            "signature": tags_cell(r["signature"]),
+            "prec.": share(r["heldout_precision"]),
+            "recall": share(r["heldout_recall"]),
             "closest artist": r["closest_artist"],
-            "tags shared with it": "\n".join(r["shared_with_closest"][:4]) or "-",
+            "shared with it": tags_cell(r["shared_with_closest"]),
         }
         for r in res["artists"]
     ]
-    cols = None
-    console.print(table(rows, cols, title=f"TagMatch signatures ({res['tag_source']} tags)"))
+    console.print(table(rows, title=f"TagMatch signatures ({res['tag_source']} tags), held-out"))
     console.print(
-        f"tag top-1 accuracy {format_value(res['tag_top1_accuracy'])}, top-5 "
-        f"{format_value(res['tag_top5_accuracy'])}; {res['n_distinct_signatures']} distinct "
+        f"tag top-1 accuracy {share(res['tag_top1_accuracy'])}, top-5 "
+        f"{share(res['tag_top5_accuracy'])}; {res['n_distinct_signatures']} distinct "
         f"signatures for {res['n_artists']} artists"
     )
-
-
-def _share(value) -> str:
-    return "-" if value is None else f"{value:.0%}"
 
 
 def _artist_rows(res) -> tuple[list[dict], list[str]]:
@@ -98,11 +104,11 @@ def _artist_rows(res) -> tuple[list[dict], list[str]]:
     rows = [
         {
             "artist": a["name"],
-            "images for": a["n_generated_for"],
-            "attributed": a["n_attributed"],
-            "share of all": _share(a["share_of_all"]),
-            "set attributed": _share(a["attributed_share"]),
-            "set top-1": _share(a["top1_share"]),
+            "images": a["n_generated_for"],
+            "attr.": a["n_attributed"],
+            "share of all": share(a["share_of_all"]),
+            "set attr.": share(a["attributed_share"]),
+            "set top-1": share(a["top1_share"]),
             "set vote": a["set_vote"] or "-",
             "at risk": "yes" if a["at_risk"] else "no",
         }
@@ -110,7 +116,7 @@ def _artist_rows(res) -> tuple[list[dict], list[str]]:
     ]
     if res["n_targeted_artists"]:
         return rows, [c for c in rows[0] if c != "share of all"] if rows else []
-    return rows, ["artist", "attributed", "share of all", "at risk"]
+    return rows, ["artist", "attr.", "share of all", "at risk"]
 
 
 def _image_rows(res) -> list[dict]:
@@ -124,7 +130,7 @@ def _image_rows(res) -> list[dict]:
             "p": f"{r['top_matches'][0]['probability']:.2f}",
             "attr.": "yes" if r["attributed_to"] else "no",
             "typ. p": f"{r['typicality_p']:.3f}",
-            "signature tags shared": "\n".join(r["explanation"]["matched"][:3]) or "-",
+            "signature tags shared": tags_cell(r["explanation"]["matched"], 3),
         }
         for r in res["images"]
     ]
@@ -136,10 +142,10 @@ def render_check(console, res) -> None:
     console.print(table(rows, cols, title="artists"))
     images = _image_rows(res)[:30]
     console.print(table(images, title=f"images (first {len(images)} of {res['n_images']})"))
-    line = f"{_share(res['attributed_share'])} of the images attributed with confidence"
+    line = f"{share(res['attributed_share'])} of the images attributed with confidence"
     if res["attribution_accuracy"] is not None:
         line += (
-            f"; attribution accuracy {_share(res['attribution_accuracy'])} (top match = the "
+            f"; attribution accuracy {share(res['attribution_accuracy'])} (top match = the "
             f"artist an image was made for); {res['n_at_risk']} of "
             f"{res['n_targeted_artists']} targeted styles at risk (>= "
             f"{res['risk_threshold']:.0%} of their set attributed to them)"

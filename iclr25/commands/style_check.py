@@ -54,7 +54,9 @@ FoldsOption = Annotated[
     int,
     typer.Option(help="Stratified cross-validation folds (artists need this many works).", min=2),
 ]
-BatchOption = Annotated[int, typer.Option(help="Images decoded and embedded per batch.", min=1)]
+BatchOption = Annotated[
+    int, typer.Option(help="Images decoded and embedded per batch.", min=1, max=4096)
+]
 DISCLAIMER_EPILOG = "A match measures visual resemblance, not legal infringement."
 SYNTHETIC_EPILOG = (
     " With --synthetic also synthetic (kept, artists, works_per_artist, generated_per_artist, "
@@ -183,6 +185,8 @@ def index(
     warn_skipped(run, results["skipped"])
     for name in results["empty_artists"]:
         run.warn(f"artist folder {name!r} has no images")
+    if results["n_works"] == 0:
+        run.warn("the DB holds no works: every file was skipped (see skipped)")
     run.finish(results, {"refs": str(refs), "db": str(db), **config.__dict__}, views.render_index)
 
 

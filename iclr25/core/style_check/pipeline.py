@@ -228,8 +228,11 @@ def embed_generated(
         if on_progress is not None:
             on_progress(len(works[start : start + batch_size]))
     if not kept:
+        first = skipped[0]
         raise InputError(
-            "none of the generated images could be read", "see the skipped list with --json"
+            f"none of the {len(works)} generated images could be read (first: "
+            f"{first['path']}: {first['reason']})",
+            "check the files, or raise --max-pixels if they were refused as too large",
         )
     return (
         kept,

@@ -88,3 +88,17 @@ def test_images_for_indistinguishable_artists_split_between_the_twins(hard_corpu
     far = hard_corpus.pairs[2][:2]  # closeness 0.8: separable
     assert all(rows[n]["top1_share"] >= 0.75 for n in far)
     assert 0.5 < res["attribution_accuracy"] < 0.9
+
+
+def test_no_readable_generated_image_names_the_first_reason(corpus, tmp_path):
+    import pytest
+
+    from iclr25.core.style_check.pipeline import CheckRequest, run_check
+    from iclr25.errors import InputError
+
+    (tmp_path / "a.png").write_bytes(b"")
+    (tmp_path / "b.jpg").write_text("not a picture")
+    with pytest.raises(InputError) as info:
+        run_check(CheckRequest(tmp_path, corpus.db), CheckConfig(), 0, "cpu")
+    assert "none of the 2 generated images could be read" in info.value.what
+    assert "a.png: empty file" in info.value.what
