@@ -212,12 +212,12 @@ def file_sha256(path: Path) -> str:
 
 
 def thumbnail(path: Path, side: int, max_pixels: int = DEFAULT_MAX_PIXELS):
-    """An RGB thumbnail fitting in ``side`` x ``side``, or None when it cannot be read."""
-    from PIL import Image
+    """An RGB picture filling ``side`` x ``side`` (aspect kept; small images are enlarged
+    so that reports show them at one scale), or None when it cannot be read."""
+    from PIL import Image, ImageOps
 
     try:
         image = load_image(path, max_pixels, min_side=2 * side).image
     except ImageSkip:
         return None
-    image.thumbnail((side, side), Image.Resampling.LANCZOS)
-    return image
+    return ImageOps.contain(image, (side, side), Image.Resampling.LANCZOS)

@@ -217,6 +217,8 @@ def embed_generated(
     encoder, works: list[WorkRef], max_pixels: int, batch_size: int, on_progress: Progress = None
 ):
     kept, embs, attrs, skipped = [], [], [], []
+    if on_progress is not None:
+        on_progress(0, of=len(works))
     for start in range(0, len(works), batch_size):
         loaded, emb, att, skips = embed_batch(
             encoder, works[start : start + batch_size], max_pixels

@@ -238,6 +238,12 @@ class StyleDB:
 
 
 def check_same_encoder(stored: EncoderInfo, info: EncoderInfo, where: Path) -> None:
+    if stored.name == info.name and stored.version != info.version:
+        raise InputError(
+            f"{where}: embeddings made by {stored.name} version {stored.version}, this "
+            f"iclr25 computes version {info.version}",
+            "index the corpus into a new --db (the versions' numbers are not comparable)",
+        )
     if stored.identity != info.identity:
         raise InputError(
             f"{where}: built with encoder {stored.spec} ({stored.identity}), "

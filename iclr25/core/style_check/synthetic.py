@@ -140,10 +140,6 @@ def make_styled_artist(seed: int, index: int, difficulty: str = "easy") -> Artis
     return follower(own, make_artist(seed, index - 1), closeness)
 
 
-def make_artists(n_artists: int, seed: int, difficulty: str = "easy") -> list[ArtistStyle]:
-    return [make_styled_artist(seed, i, difficulty) for i in range(n_artists)]
-
-
 def _positions(style: ArtistStyle, rng: np.random.Generator, n: int) -> np.ndarray:
     """(n, 2) stroke centres in [0, 1]^2, gathered according to the composition."""
     u = rng.random((n, 2))  # (n, 2) as (x, y)

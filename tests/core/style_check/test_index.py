@@ -14,7 +14,7 @@ from PIL import Image
 from iclr25.core.style_check.encoders import encoder_info
 from iclr25.core.style_check.encoders.stats import StyleStatsEncoder
 from iclr25.core.style_check.index import IndexConfig, index_references
-from iclr25.core.style_check.store import StyleDB
+from iclr25.core.style_check.store import StyleDB, check_same_encoder
 from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
 from iclr25.errors import InputError, RunFailure
 
@@ -101,6 +101,17 @@ def test_db_refuses_another_encoder(tmp_path, small_refs):
         handle.bind_encoder(other, StyleStatsEncoder().feature_names)
     assert "built with encoder stats" in info.value.what
     assert "--encoder stats" in info.value.fix
+
+
+def test_db_of_an_older_encoder_version_is_refused(tmp_path, small_refs):
+    db = tmp_path / "db.sqlite"
+    index_references(small_refs, db, IndexConfig())
+    current = encoder_info(StyleStatsEncoder())
+    older = replace(current, version="1", identity="style-stats/v1/side=160")
+    with StyleDB(db) as handle, pytest.raises(InputError) as info:
+        check_same_encoder(older, current, handle.path)
+    assert f"version 1, this iclr25 computes version {current.version}" in info.value.what
+    assert "new --db" in info.value.fix
 
 
 def test_not_a_db_and_missing_db(tmp_path):

@@ -1,5 +1,5 @@
-"""Report artefacts: escaping, the disclaimer, contact-sheet geometry, round robin; and
-the BLAS thread limit for small problems."""
+"""Report artefacts: escaping, the disclaimer, contact-sheet geometry and content, the
+nearest works in order, round robin."""
 
 from __future__ import annotations
 

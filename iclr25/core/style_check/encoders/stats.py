@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 NAME = "style-stats"
-VERSION = "1"
+VERSION = "2"  # 2: large images box-reduced before Lanczos, large JPEGs DCT-scaled
 SCALES_PX = (1.0, 2.0, 4.0)
 ORIENTATIONS_DEG = (0.0, 45.0, 90.0, 135.0)
 HUE_BINS = 12
