@@ -7,7 +7,6 @@ command bodies so that ``iclr25 --help`` stays instant.
 """
 
 import contextlib
-import csv
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,9 +14,9 @@ from typing import Annotated
 
 import typer
 
+from iclr25.commands import _style_check_views as views
 from iclr25.demo import DemoStep
 from iclr25.errors import EXIT_INTERRUPTED, IclrError
-from iclr25.output import format_value, rows_table
 from iclr25.runner import Run, command, require
 
 NAME = "style-check"
@@ -35,11 +34,34 @@ SyntheticOption = Annotated[
         "directory (a temp folder without --out) and use it instead of --db.",
     ),
 ]
+DifficultyOption = Annotated[
+    str | None,
+    typer.Option(
+        help="With --synthetic: 'easy' (all artists distinct, the default) or 'hard' (pairs "
+        "sharing palette and strokes, the first pair identical: not all are separable)."
+    ),
+]
 MaxPixelsOption = Annotated[
     int, typer.Option(help="Skip images with more pixels (decompression-bomb guard).", min=1)
 ]
-BatchOption = Annotated[int, typer.Option(help="Images decoded and embedded per batch.", min=1)]
+TagsOption = Annotated[
+    str,
+    typer.Option(
+        help="Tag source: auto (zero-shot too with a CLIP-like DB), attributes, zero-shot, both."
+    ),
+]
+FoldsOption = Annotated[
+    int,
+    typer.Option(help="Stratified cross-validation folds (artists need this many works).", min=2),
+]
+BatchOption = Annotated[
+    int, typer.Option(help="Images decoded and embedded per batch.", min=1, max=4096)
+]
 DISCLAIMER_EPILOG = "A match measures visual resemblance, not legal infringement."
+SYNTHETIC_EPILOG = (
+    " With --synthetic also synthetic (kept, artists, works_per_artist, generated_per_artist, "
+    "difficulty)."
+)
 
 
 class IndexInterrupted(IclrError):
@@ -50,24 +72,43 @@ class IndexInterrupted(IclrError):
 
 # -- shared plumbing ----------------------------------------------------------------------
 @contextlib.contextmanager
-def reference_db(run: Run, db: Path | None, synthetic: bool) -> Iterator[tuple[Path, dict]]:
+def reference_db(
+    run: Run, db: Path | None, synthetic: bool, difficulty: str | None
+) -> Iterator[tuple[Path, dict]]:
     """Yield (DB path, synthetic paths) from --db, or build the synthetic corpus."""
     require(db is not None or synthetic, "no reference DB given", "pass --db DB or --synthetic")
     require(not (db is not None and synthetic), "--db and --synthetic both given", "pass one")
+    require(
+        synthetic or difficulty is None,
+        "--difficulty applies only to --synthetic",
+        "drop --difficulty, or pass --synthetic instead of --db",
+    )
     if db is not None:
         yield db, {}
         return
     from iclr25.core.style_check.pipeline import SyntheticSetup, build_synthetic
+
+    check_difficulty(difficulty or "easy")
 
     with contextlib.ExitStack() as stack:
         if run.staging is not None:
             folder = run.staging / "synthetic"
         else:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="style-check-")))
-        setup = SyntheticSetup(seed=run.seed)
+        setup = SyntheticSetup(seed=run.seed, difficulty=difficulty or "easy")
         with run.progress("synthetic corpus", total=None) as advance, run.timer("synthetic_s"):
             paths = build_synthetic(folder, setup, advance)
         yield paths["db"], {**paths, "folder": folder, "setup": setup}
+
+
+def check_difficulty(difficulty: str) -> None:
+    from iclr25.core.style_check.synthetic import DIFFICULTIES
+
+    require(
+        difficulty in DIFFICULTIES,
+        f"unknown difficulty {difficulty!r}",
+        f"use --difficulty {' or '.join(DIFFICULTIES)}",
+    )
 
 
 def relocate(obj, old: str, new: str):
@@ -81,6 +122,13 @@ def relocate(obj, old: str, new: str):
     return obj
 
 
+def warn_skipped(run: Run, skipped: list[dict], shown: int = 5) -> None:
+    for skip in skipped[:shown]:
+        run.warn(f"skipped {skip['path']}: {skip['reason']}")
+    if len(skipped) > shown:
+        run.warn(f"{len(skipped)} files skipped in all (see skipped in --json)")
+
+
 def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> None:
     """``run.finish``; with --synthetic, paths point into --out (or, for a deleted temp
     corpus, start with "synthetic/"), so results stay the same from run to run."""
@@ -91,6 +139,7 @@ def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> No
             "artists": setup.n_artists,
             "works_per_artist": setup.per_artist,
             "generated_per_artist": setup.generated_per_artist,
+            "difficulty": setup.difficulty,
         }
         folder = Path(synthetic["folder"])
         final = str(run.options.out.resolve() / "synthetic") if run.staging else "synthetic"
@@ -100,32 +149,7 @@ def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> No
     run.finish(results, config, render)
 
 
-def write_csv(path: Path | None, rows: list[dict], columns: list[str]) -> None:
-    if path is None:
-        return
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow(
-                [
-                    "; ".join(map(str, v)) if isinstance(v, list) else v
-                    for v in (row.get(c) for c in columns)
-                ]
-            )
-
-
 # -- index ----------------------------------------------------------------------------------
-def _render_index(console, res) -> None:
-    from iclr25.output import render_mapping
-
-    summary = {k: v for k, v in res.items() if k not in ("skipped", "works_per_artist")}
-    summary["skipped"] = len(res["skipped"])
-    render_mapping(console, summary, title="style-check index")
-    if res["skipped"]:
-        console.print(rows_table(res["skipped"][:20], ["path", "reason"], title="skipped files"))
-
-
 @command(
     app,
     "index",
@@ -158,40 +182,15 @@ def index(
         raise IndexInterrupted(
             "interrupted", "the batches embedded so far are kept in the DB; run index again"
         ) from None
-    for skip in results["skipped"][:5]:
-        run.warn(f"skipped {skip['path']}: {skip['reason']}")
-    if len(results["skipped"]) > 5:
-        run.warn(f"{len(results['skipped'])} files skipped in all (see skipped in --json)")
+    warn_skipped(run, results["skipped"])
     for name in results["empty_artists"]:
         run.warn(f"artist folder {name!r} has no images")
-    run.finish(results, {"refs": str(refs), "db": str(db), **config.__dict__}, _render_index)
+    if results["n_works"] == 0:
+        run.warn("the DB holds no works: every file was skipped (see skipped)")
+    run.finish(results, {"refs": str(refs), "db": str(db), **config.__dict__}, views.render_index)
 
 
 # -- unique ---------------------------------------------------------------------------------
-def _render_unique(console, res) -> None:
-    rows = [
-        {
-            "artist": r["name"],
-            "works": r["n_works"],
-            "accuracy": r["heldout_accuracy"],
-            "95% CI": f"{r['ci_low']:.2f}-{r['ci_high']:.2f}",
-            "precision": r["precision"],
-            "set acc.": r["set_accuracy"],
-            "unique": "yes" if r["unique"] else "no",
-            "confused with": r["confused_with"] or "-",
-        }
-        for r in res["artists"]
-    ]
-    cols = None
-    console.print(rows_table(rows, cols, title=f"DeepMatch ({res['classifier']} probe), held-out"))
-    console.print(
-        f"mean held-out accuracy {format_value(res['mean_heldout_accuracy'])}; "
-        f"{res['n_unique']} of {res['n_artists']} artists unique at threshold {res['threshold']}"
-    )
-    for ex in res["excluded"]:
-        console.print(f"excluded {ex['name']}: {ex['n_works']} works, {ex['reason']}")
-
-
 @command(
     app,
     "unique",
@@ -199,12 +198,13 @@ def _render_unique(console, res) -> None:
     "precision, other_classifier_accuracy, set_accuracy, unique, confused_with, "
     "confused_share), mean_heldout_accuracy, overall_accuracy, top5_accuracy, "
     "linear_accuracy, knn_accuracy, mean_set_accuracy, n_artists, n_unique, unique_share, "
-    "excluded, n_works, encoder, threshold, classifier, folds.",
+    "excluded, n_works, encoder, threshold, classifier, folds." + SYNTHETIC_EPILOG,
 )
 def unique(
     db: DbOption = None,
     synthetic: SyntheticOption = False,
-    folds: Annotated[int, typer.Option(help="Cross-validation folds.", min=2)] = 5,
+    difficulty: DifficultyOption = None,
+    folds: FoldsOption = 5,
     threshold: Annotated[
         float, typer.Option(help="Unique when held-out accuracy >= this.", min=0.0, max=1.0)
     ] = 0.8,
@@ -224,7 +224,7 @@ def unique(
     config = DeepMatchConfig(
         folds=folds, threshold=threshold, classifier=classifier, knn_k=knn_k, set_size=set_size
     )
-    with reference_db(run, db, synthetic) as (db_path, syn):
+    with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
         with run.progress("cross-validation", total=folds) as advance, run.timer("unique_s"):
             results = run_unique(db_path, config, run.seed, run.device.kind, advance)
         for ex in results["excluded"]:
@@ -233,34 +233,13 @@ def unique(
             from iclr25.core.style_check.report import plot_uniqueness
 
             run.save_plot(plot_uniqueness(results["artists"], threshold), "heldout_accuracy.png")
-            write_csv(
+            views.write_csv(
                 run.artifact_path("artists.csv"), results["artists"], list(results["artists"][0])
             )
-        finish(run, results, {"db": str(db_path), **config.__dict__}, _render_unique, syn)
+        finish(run, results, {"db": str(db_path), **config.__dict__}, views.render_unique, syn)
 
 
 # -- explain --------------------------------------------------------------------------------
-def _render_explain(console, res) -> None:
-    rows = [
-        {
-            "artist": r["name"],
-            "signature": "\n".join(r["signature"]) or "-",
-            "precision": r["heldout_precision"],
-            "recall": r["heldout_recall"],
-            "closest artist": r["closest_artist"],
-            "tags shared with it": "\n".join(r["shared_with_closest"][:4]) or "-",
-        }
-        for r in res["artists"]
-    ]
-    cols = None
-    console.print(rows_table(rows, cols, title=f"TagMatch signatures ({res['tag_source']} tags)"))
-    console.print(
-        f"tag top-1 accuracy {format_value(res['tag_top1_accuracy'])}, top-5 "
-        f"{format_value(res['tag_top5_accuracy'])}; {res['n_distinct_signatures']} distinct "
-        f"signatures for {res['n_artists']} artists"
-    )
-
-
 @command(
     app,
     "explain",
@@ -268,15 +247,14 @@ def _render_explain(console, res) -> None:
     "heldout_recall, train_precision, train_recall, distinguishing, closest_artist, "
     "shared_with_closest, signature_tags_also_common_for), mean_heldout_precision, "
     "mean_heldout_recall, tag_top1_accuracy, tag_top5_accuracy, n_distinct_signatures, "
-    "n_artists, excluded, vocabulary_size, encoder, tag_source.",
+    "n_artists, excluded, vocabulary_size, encoder, tag_source." + SYNTHETIC_EPILOG,
 )
 def explain(
     db: DbOption = None,
     synthetic: SyntheticOption = False,
+    difficulty: DifficultyOption = None,
     artist: Annotated[str | None, typer.Option(help="Show only this artist.")] = None,
-    tags: Annotated[
-        str, typer.Option(help="Tag source: auto, attributes, zero-shot, both.")
-    ] = "auto",
+    tags: TagsOption = "auto",
     max_tags: Annotated[int, typer.Option(help="Longest signature.", min=1)] = 4,
     target_precision: Annotated[
         float, typer.Option(help="Stop growing a signature at this precision.", min=0.0, max=1.0)
@@ -285,7 +263,7 @@ def explain(
         float,
         typer.Option(help="Share of the artist's works a signature must cover.", min=0.0, max=1.0),
     ] = 0.5,
-    folds: Annotated[int, typer.Option(help="Cross-validation folds.", min=2)] = 5,
+    folds: FoldsOption = 5,
     *,
     run: Run,
 ) -> None:
@@ -296,12 +274,12 @@ def explain(
     config = TagMatchConfig(
         max_tags=max_tags, target_precision=target_precision, min_recall=min_recall, folds=folds
     )
-    with reference_db(run, db, synthetic) as (db_path, syn):
+    with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
         with run.progress("TagMatch folds", total=folds) as advance, run.timer("explain_s"):
             results = run_explain(db_path, config, tags, run.seed, run.device.kind, artist, advance)
         for ex in results["excluded"]:
             run.warn(f"excluded artist {ex['name']} ({ex['n_works']} works): {ex['reason']}")
-        write_csv(
+        views.write_csv(
             run.artifact_path("signatures.csv"),
             results["artists"],
             ["name", "signature", "heldout_precision", "heldout_recall", "closest_artist"],
@@ -310,39 +288,27 @@ def explain(
             run,
             results,
             {"db": str(db_path), "tags": tags, **config.__dict__},
-            _render_explain,
+            views.render_explain,
             syn,
         )
 
 
 # -- check ----------------------------------------------------------------------------------
-def _top_match(row: dict) -> str:
-    top = row["top_matches"][0]
-    return f"{top['artist']} ({top['probability']:.2f})"
-
-
-def _render_check(console, res) -> None:
-    console.print(res["disclaimer"], style="bold")
-    arts = [{**a, "at_risk": "yes" if a["at_risk"] else "no"} for a in res["artists"]]
-    cols = ["name", "n_generated_for", "attributed_share", "top1_share", "set_vote", "at_risk"]
-    console.print(rows_table(arts, cols, title="artists"))
-    imgs = [
-        {
-            "image": Path(r["path"]).name,
-            "made_for": r["made_for"] or "-",
-            "top_match": _top_match(r),
-            "attributed_to": r["attributed_to"] or "none",
-            "typicality_p": r["typicality_p"],
-            "shared_tags": "\n".join(r["explanation"]["matched"]) or "-",
-        }
-        for r in res["images"][:30]
-    ]
-    console.print(rows_table(imgs, title=f"images (first {len(imgs)} of {res['n_images']})"))
-    console.print(
-        f"attribution accuracy {format_value(res['attribution_accuracy'])}; "
-        f"{res['n_at_risk']} artist(s) at risk; style-at-risk share "
-        f"{format_value(res['style_at_risk_share'])}"
-    )
+def _warn_check(run: Run, results: dict, alpha: float) -> None:
+    for name in results["unknown_made_for"]:
+        run.warn(f"images were made for {name!r}, which is not in the DB")
+    if not any(image["made_for"] for image in results["images"]):
+        run.warn(
+            "no image names the artist it was made for (no GENERATED/<artist>/ folders, "
+            "no --artist): attribution accuracy and per-artist risk need that"
+        )
+    warn_skipped(run, results["skipped"])
+    if results["typicality_untestable"] and alpha > 0:
+        run.warn(
+            f"{len(results['typicality_untestable'])} artist(s) have fewer than "
+            f"{int(1 / alpha + 1e-9)} works: the typicality test (--alpha {alpha}) "
+            "cannot reject for them (see typicality_untestable)"
+        )
 
 
 def _check_artifacts(run: Run, results: dict, sheet_rows: int) -> None:
@@ -365,7 +331,7 @@ def _check_artifacts(run: Run, results: dict, sheet_rows: int) -> None:
         }
         for r in results["images"]
     ]
-    write_csv(run.artifact_path("attributions.csv"), rows, list(rows[0]))
+    views.write_csv(run.artifact_path("attributions.csv"), rows, list(rows[0]))
 
 
 @command(
@@ -376,7 +342,7 @@ def _check_artifacts(run: Run, results: dict, sheet_rows: int) -> None:
     "attribution_accuracy, attributed_share, n_at_risk, style_at_risk_share, "
     "n_targeted_artists, unknown_made_for, images (path, made_for, top_matches, "
     "attributed_to, typicality_p, nearest_works, tags, explanation), skipped, tag_source, "
-    "typicality_untestable. " + DISCLAIMER_EPILOG,
+    "typicality_untestable, risk_threshold." + SYNTHETIC_EPILOG + " " + DISCLAIMER_EPILOG,
 )
 def check(
     generated: Annotated[
@@ -385,6 +351,7 @@ def check(
     ] = None,
     db: DbOption = None,
     synthetic: SyntheticOption = False,
+    difficulty: DifficultyOption = None,
     artist: Annotated[
         str | None, typer.Option(help="Every image was made for this artist.")
     ] = None,
@@ -403,9 +370,7 @@ def check(
     encoder: Annotated[
         str | None, typer.Option(help="hf:PATH when the DB's model folder moved (same weights).")
     ] = None,
-    tags: Annotated[
-        str, typer.Option(help="Tag source: auto, attributes, zero-shot, both.")
-    ] = "auto",
+    tags: TagsOption = "auto",
     sheet_rows: Annotated[int, typer.Option(help="Rows of the PNG contact sheet.", min=1)] = 24,
     batch_size: BatchOption = 32,
     max_pixels: MaxPixelsOption = 89_478_485,
@@ -428,7 +393,7 @@ def check(
         risk_threshold=risk_threshold,
         nearest_works=nearest,
     )
-    with reference_db(run, db, synthetic) as (db_path, syn):
+    with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
         folder = generated if generated is not None else syn["generated"]
         request = CheckRequest(folder, db_path, artist, encoder, tags, max_pixels, batch_size)
         with (
@@ -436,16 +401,7 @@ def check(
             run.timer("check_s"),
         ):
             results = run_check(request, config, run.seed, run.device.kind, advance)
-        for name in results["unknown_made_for"]:
-            run.warn(f"images were made for {name!r}, which is not in the DB")
-        for skip in results["skipped"][:5]:
-            run.warn(f"skipped {skip['path']}: {skip['reason']}")
-        if results["typicality_untestable"] and alpha > 0:
-            run.warn(
-                f"{len(results['typicality_untestable'])} artist(s) have fewer than "
-                f"{int(1 / alpha + 1e-9)} works: the typicality test (--alpha {alpha}) "
-                "cannot reject for them (see typicality_untestable)"
-            )
+        _warn_check(run, results, alpha)
         _check_artifacts(run, results, sheet_rows)
         cfg = {
             "generated": str(folder),
@@ -454,21 +410,16 @@ def check(
             "tags": tags,
             **config.__dict__,
         }
-        finish(run, results, cfg, _render_check, syn)
+        finish(run, results, cfg, views.render_check, syn)
 
 
 # -- make-synthetic -------------------------------------------------------------------------
-def _render_synthetic(console, res) -> None:
-    cols = ["name", "shape", "base_hue_deg", "angle_deg", "composition", "n_strokes"]
-    console.print(rows_table(res["artists"], cols, title=f"synthetic artists in {res['folder']}"))
-
-
 @command(
     app,
     "make-synthetic",
-    epilog="JSON results: folder, n_artists, per_artist, seed, works_seed, size, artists "
-    "(the parameters of each artist). --seed fixes the artists; --works-seed draws new works "
-    "by the same artists.",
+    epilog="JSON results: folder, n_artists, per_artist, seed, works_seed, size, difficulty, "
+    "artists (the parameters of each artist; follows and closeness for the second of a hard "
+    "pair). --seed fixes the artists; --works-seed draws new works by the same artists.",
 )
 def make_synthetic_cmd(
     folder: Annotated[
@@ -482,10 +433,17 @@ def make_synthetic_cmd(
     size: Annotated[int, typer.Option(help="Image side in pixels.", min=16, max=2048)] = 128,
     image_format: Annotated[str, typer.Option("--format", help="png, jpg or webp.")] = "png",
     first_artist: Annotated[int, typer.Option(help="Index of the first artist.", min=0)] = 0,
+    difficulty: Annotated[
+        str,
+        typer.Option(
+            help="'easy': all artists distinct; 'hard': pairs sharing palette and stroke shape, "
+            "pulled together by closeness 1.0 (identical), 0.9, 0.8, 0.6, then again."
+        ),
+    ] = "easy",
     *,
     run: Run,
 ) -> None:
-    """Write a procedural corpus of distinct synthetic artists (for tests and demos)."""
+    """Write a procedural corpus of synthetic artists (for tests and demos)."""
     from iclr25.core.style_check.pipeline import make_synthetic
     from iclr25.core.style_check.synthetic import SyntheticConfig
 
@@ -494,6 +452,7 @@ def make_synthetic_cmd(
         f"unknown format {image_format!r}",
         "use --format png, jpg or webp",
     )
+    check_difficulty(difficulty)
     config = SyntheticConfig(
         n_artists=artists,
         per_artist=per_artist,
@@ -502,19 +461,21 @@ def make_synthetic_cmd(
         size=size,
         image_format=image_format,
         first_artist=first_artist,
+        difficulty=difficulty,
     )
     with run.progress("rendering", total=artists * per_artist) as advance, run.timer("render_s"):
         results = make_synthetic(folder, config, advance)
-    run.finish(results, config.__dict__, _render_synthetic)
+    run.finish(results, config.__dict__, views.render_synthetic)
 
 
 DEMO = (
     DemoStep(
         "style-check unique",
-        ("style-check", "unique", "--synthetic"),
+        ("style-check", "unique", "--synthetic", "--difficulty", "hard"),
         lambda doc: (
             f"held-out accuracy {doc['results']['mean_heldout_accuracy']:.1%} on "
-            f"{doc['results']['n_artists']} synthetic artists, {doc['results']['n_unique']} unique"
+            f"{doc['results']['n_artists']} hard synthetic artists (pairs sharing palette and "
+            f"strokes), {doc['results']['n_unique']} unique"
         ),
     ),
     DemoStep(

@@ -3,6 +3,7 @@ artists, the demo's --synthetic runs, and the error paths."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -61,19 +62,119 @@ def test_make_synthetic_index_unique_check(cli, flow):
     assert (flow / "run" / "contact_sheet.png").stat().st_size > 1000
     # 10 works per artist: too few for the default typicality test, and the run says so
     assert any("typicality test" in w for w in checked.json()["warnings"])
+    text = _rendered(res)
+    assert "attribution accuracy 100%" in text or "attribution accuracy 9" in text
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 100
 
 
-def test_check_with_unknown_artist_names_the_fix(cli, flow, tmp_path):
+@pytest.fixture(scope="module")
+def tiny_db(tmp_path_factory) -> Path:
+    """32 px works: 00-blue-dots and 01-red-rectangles (3 each), 02-green-arcs (1)."""
     from iclr25.core.style_check.index import IndexConfig, index_references
     from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
 
-    write_corpus(tmp_path / "refs", SyntheticConfig(n_artists=2, per_artist=3, size=32))
-    db = tmp_path / "db.sqlite"
-    index_references(tmp_path / "refs", db, IndexConfig())
-    result = cli("style-check", "check", flow / "gen", "--db", db, "--artist", "00-red-lines")
+    root = tmp_path_factory.mktemp("style-tiny")
+    write_corpus(root / "refs", SyntheticConfig(n_artists=2, per_artist=3, size=32))
+    write_corpus(root / "more", SyntheticConfig(n_artists=1, per_artist=1, size=32, first_artist=2))
+    (root / "more" / "02-green-arcs").rename(root / "refs" / "02-green-arcs")
+    index_references(root / "refs", root / "db.sqlite", IndexConfig())
+    return root / "db.sqlite"
+
+
+def test_check_with_unknown_artist_names_the_fix(cli, flow, tiny_db):
+    result = cli("style-check", "check", flow / "gen", "--db", tiny_db, "--artist", "00-red-lines")
     assert result.returncode == 2
     assert "Error: artist '00-red-lines' is not in the DB" in result.stderr
     assert "names are folder names" in result.stderr
+    # nothing close: the valid names are listed
+    result = cli("style-check", "check", flow / "gen", "--db", tiny_db, "--artist", "monet")
+    assert result.returncode == 2
+    names = "00-blue-dots, 01-red-rectangles, 02-green-arcs"
+    assert f"the DB's 3 artists are {names}" in result.stderr
+    explained = cli("style-check", "explain", "--db", tiny_db, "--folds", "2", "--artist", "x")
+    assert explained.returncode == 2 and names in explained.stderr
+    args = ("--db", tiny_db, "--folds", "2", "--artist")
+    close = cli("style-check", "explain", *args, "02-green-arc")
+    assert close.returncode == 2 and "did you mean 02-green-arcs?" in close.stderr
+    too_few = cli("style-check", "explain", *args, "02-green-arcs")
+    assert too_few.returncode == 2
+    assert "has 1 work, fewer than the 2 folds need — lower --folds" in too_few.stderr
+
+
+def test_check_a_flat_folder_says_what_it_cannot_measure(cli, flow, tiny_db, tmp_path):
+    """No <artist>/ subfolders: shares of all images, no accuracy, a warning that says why."""
+    import shutil
+
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for i, path in enumerate(sorted((flow / "gen").glob("*/work-000.png"))):
+        shutil.copy(path, flat / f"image-{i}.png")
+    result = cli("style-check", "check", flat, "--db", tiny_db, "--json")
+    assert result.returncode == 0, result
+    doc = result.json()
+    res = doc["results"]
+    assert res["n_images"] == 4 and res["attribution_accuracy"] is None
+    assert res["typicality_untestable"] == sorted(res["typicality_untestable"])
+    assert res["n_targeted_artists"] == 0 and res["style_at_risk_share"] is None
+    assert sum(a["n_attributed"] for a in res["artists"]) == round(4 * res["attributed_share"])
+    assert all(a["n_generated_for"] == 0 for a in res["artists"])
+    assert any("no image names the artist it was made for" in w for w in doc["warnings"])
+    text = _rendered(res)
+    assert "share of all" in text and "attribution accuracy" not in text
+    assert "None" not in text and "…" not in text  # nothing cut or raw
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def _rendered(results: dict) -> str:
+    from rich.console import Console
+
+    from iclr25.commands._style_check_views import render_check
+
+    console = Console(width=100, record=True, file=io.StringIO())
+    render_check(console, results)
+    return console.export_text()
+
+
+def test_empty_db_and_empty_file_are_refused_untouched(cli, tmp_path, tiny_db):
+    import sqlite3
+
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(tiny_db.read_bytes())
+    with sqlite3.connect(empty) as conn:
+        conn.execute("DELETE FROM works")
+    result = cli("style-check", "unique", "--db", empty)
+    assert result.returncode == 2 and "the DB holds no works" in result.stderr
+    assert "iclr25 style-check index" in result.stderr
+    zero = tmp_path / "zero.sqlite"
+    zero.touch()
+    result = cli("style-check", "check", tmp_path, "--db", zero)
+    assert result.returncode == 2 and "is an empty file, not a style-check DB" in result.stderr
+    assert zero.stat().st_size == 0  # a reading command never writes
+
+
+def test_hard_synthetic_artists_from_the_cli(cli, tmp_path):
+    """make-synthetic --difficulty hard: followers name their leader; the identical first
+    pair is reported not unique."""
+    from iclr25.core.style_check.index import IndexConfig, index_references
+
+    refs, db = tmp_path / "refs", tmp_path / "refs.sqlite"
+    made = cli(
+        "style-check", "make-synthetic", refs, "--artists", "4", "--per-artist", "12",
+        "--size", "64", "--difficulty", "hard", "--json",
+    )  # fmt: skip
+    assert made.returncode == 0, made
+    artists = made.json()["results"]["artists"]
+    assert [(a["follows"], a["closeness"]) for a in artists] == [
+        (None, None),
+        (artists[0]["name"], 1.0),
+        (None, None),
+        (artists[2]["name"], 0.9),
+    ]
+    assert artists[1]["base_hue_deg"] == artists[0]["base_hue_deg"]
+    index_references(refs, db, IndexConfig())
+    unique = cli("style-check", "unique", "--db", db, "--folds", "3", "--json")
+    rows = {r["name"]: r for r in unique.json()["results"]["artists"]}
+    assert not rows[artists[0]["name"]]["unique"] and not rows[artists[1]["name"]]["unique"]
 
 
 def test_synthetic_check_demo_run_directory(cli, tmp_path):
@@ -101,6 +202,9 @@ def test_synthetic_check_demo_run_directory(cli, tmp_path):
         (("index", ".", "--db", "d.sqlite", "--encoder", "clip"), "--encoder hf:PATH"),
         (("unique", "--synthetic", "--classifier", "svm"), "use linear or knn"),
         (("check", "--db", "x.sqlite"), "pass the folder of generated images"),
+        (("unique", "--db", "x.sqlite", "--difficulty", "hard"), "drop --difficulty"),
+        (("unique", "--synthetic", "--difficulty", "medium"), "use --difficulty easy or hard"),
+        (("make-synthetic", "d", "--difficulty", "x"), "use --difficulty easy or hard"),
     ],
 )
 def test_bad_usage_exits_2_with_fix(cli, tmp_path, args, fix):

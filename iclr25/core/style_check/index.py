@@ -131,6 +131,8 @@ def index_references(
         plan = _plan(listing.works, states)
         db.update_states(plan.touched)
         skipped = list(listing.skipped)
+        if on_progress is not None:
+            on_progress(0, of=len(plan.embed))  # the bar's total is unknown until here
         for start in range(0, len(plan.embed), config.batch_size):
             batch = plan.embed[start : start + config.batch_size]
             skipped += _store_batch(db, encoder, batch, config.max_pixels)

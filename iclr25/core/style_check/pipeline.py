@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -137,12 +137,12 @@ def run_explain(
     on_progress: Progress = None,
 ) -> dict:
     ref = load_references(db_path)
-    tagger = build_tagger(ref, tag_source, device)
     keep, excluded = eligible(ref.artists, config.folds)
     names, y = np.unique(ref.artists[keep], return_inverse=True)
     attrs, emb = ref.attributes[keep], ref.embeddings[keep]
     if artist is not None:
-        require_artist(artist, [str(n) for n in names])
+        require_eligible_artist(artist, ref, names, config.folds)
+    tagger = build_tagger(ref, tag_source, device)
 
     def folds(train, test):
         binner = AttributeBinner.fit(attrs[train], ref.attribute_names)
@@ -187,11 +187,28 @@ def run_explain(
     }
 
 
-def require_artist(artist: str, names: list[str]) -> None:
+def require_eligible_artist(artist: str, ref: ReferenceSet, eligible_names, folds: int) -> None:
+    """``--artist`` of ``explain``: in the DB, and with enough works for the folds."""
+    require_artist(artist, ref.artist_names)
+    if artist not in eligible_names:
+        n = int((ref.artists == artist).sum())
+        raise InputError(
+            f"artist {artist!r} has {n} work{'s' if n != 1 else ''}, fewer than the "
+            f"{folds} folds need",
+            "lower --folds, or add works by this artist",
+        )
+
+
+def require_artist(artist: str, names: list[str], shown: int = 8) -> None:
+    """Refuse an unknown ``--artist``, naming close matches or the valid names."""
     if artist in names:
         return
     close = difflib.get_close_matches(artist, names, n=3)
-    hint = f"did you mean {', '.join(close)}?" if close else f"the DB has {len(names)} artists"
+    if close:
+        hint = f"did you mean {', '.join(close)}?"
+    else:
+        listed = ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
+        hint = f"the DB's {len(names)} artists are {listed}"
     raise InputError(f"artist {artist!r} is not in the DB", f"{hint} (names are folder names)")
 
 
@@ -200,6 +217,8 @@ def embed_generated(
     encoder, works: list[WorkRef], max_pixels: int, batch_size: int, on_progress: Progress = None
 ):
     kept, embs, attrs, skipped = [], [], [], []
+    if on_progress is not None:
+        on_progress(0, of=len(works))
     for start in range(0, len(works), batch_size):
         loaded, emb, att, skips = embed_batch(
             encoder, works[start : start + batch_size], max_pixels
@@ -211,8 +230,11 @@ def embed_generated(
         if on_progress is not None:
             on_progress(len(works[start : start + batch_size]))
     if not kept:
+        first = skipped[0]
         raise InputError(
-            "none of the generated images could be read", "see the skipped list with --json"
+            f"none of the {len(works)} generated images could be read (first: "
+            f"{first['path']}: {first['reason']})",
+            "check the files, or raise --max-pixels if they were refused as too large",
         )
     return (
         kept,
@@ -310,6 +332,7 @@ def run_check(
         "skipped": listing.skipped + skipped,
         "tag_source": tagger.source,
         "typicality_untestable": untestable_artists(ref, config.alpha),
+        "risk_threshold": config.risk_threshold,
     }
 
 
@@ -326,6 +349,7 @@ def make_synthetic(folder: Path, config: SyntheticConfig, on_progress: Progress 
         "seed": config.seed,
         "works_seed": works_seed,
         "size": config.size,
+        "difficulty": config.difficulty,
         "artists": artists,
     }
 
@@ -337,22 +361,21 @@ class SyntheticSetup:
     generated_per_artist: int = 6
     size: int = 96
     seed: int = 0
+    difficulty: str = "easy"  # "hard": pairs of artists sharing palette and stroke shape
 
 
 def build_synthetic(folder: Path, setup: SyntheticSetup, on_progress: Progress = None) -> dict:
     """References, a DB, and "generated" works (new works seed) of the same artists."""
     refs, generated, db = folder / "refs", folder / "generated", folder / "index.sqlite"
     base = SyntheticConfig(
-        n_artists=setup.n_artists, per_artist=setup.per_artist, seed=setup.seed, size=setup.size
+        n_artists=setup.n_artists,
+        per_artist=setup.per_artist,
+        seed=setup.seed,
+        size=setup.size,
+        difficulty=setup.difficulty,
     )
     write_corpus(refs, base, on_progress)
-    gen = SyntheticConfig(
-        n_artists=setup.n_artists,
-        per_artist=setup.generated_per_artist,
-        seed=setup.seed,
-        works_seed=setup.seed + 1,
-        size=setup.size,
-    )
+    gen = replace(base, per_artist=setup.generated_per_artist, works_seed=setup.seed + 1)
     write_corpus(generated, gen, on_progress)
     index_references(refs, db, IndexConfig(), "cpu", on_progress)
     return {"refs": refs, "generated": generated, "db": db}

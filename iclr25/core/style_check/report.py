@@ -18,6 +18,7 @@ from iclr25.core.style_check.imageio import thumbnail
 
 THUMB_PX = 112
 CAPTION_PX = 34
+MISSING_RGB = (200, 200, 200)  # placeholder of a file that cannot be read any more
 
 
 def _caption(draw, x: int, y: int, lines: list[str]) -> None:
@@ -59,9 +60,12 @@ def contact_sheet(images: list[dict], max_rows: int = 24):
         for c, (path, caption) in enumerate(cells):
             x = 6 + c * (THUMB_PX + 6)
             thumb = thumbnail(Path(path), THUMB_PX)
-            sheet.paste(
-                thumb, (x + (THUMB_PX - thumb.width) // 2, y + (THUMB_PX - thumb.height) // 2)
-            )
+            if thumb is None:  # moved, deleted or unreadable since indexing
+                draw.rectangle([x, y, x + THUMB_PX - 1, y + THUMB_PX - 1], fill=MISSING_RGB)
+                draw.text((x + 4, y + THUMB_PX // 2 - 6), "file missing", fill=(90, 90, 90))
+            else:
+                left, top = (THUMB_PX - thumb.width) // 2, (THUMB_PX - thumb.height) // 2
+                sheet.paste(thumb, (x + left, y + top))
             if c == 0:
                 draw.rectangle(
                     [x - 2, y - 2, x + THUMB_PX + 1, y + cell_h - 1], outline=(200, 40, 40)
@@ -76,10 +80,16 @@ def _generated_caption(row: dict) -> list[str]:
 
 
 def _img_tag(path: str, side: int = 128) -> str:
+    """The image as an embedded JPEG thumbnail (no file path reaches the page's markup
+    except its escaped name)."""
+    name = html.escape(Path(path).name)
+    thumb = thumbnail(Path(path), side)
+    if thumb is None:
+        return f'<div class="missing" title="{name}">file missing</div>'
     buffer = io.BytesIO()
-    thumbnail(Path(path), side).save(buffer, format="JPEG", quality=85)
+    thumb.save(buffer, format="JPEG", quality=85)
     data = base64.b64encode(buffer.getvalue()).decode()
-    return f'<img src="data:image/jpeg;base64,{data}" alt="{html.escape(Path(path).name)}">'
+    return f'<img src="data:image/jpeg;base64,{data}" alt="{name}">'
 
 
 def _summary_table(results: dict) -> str:
@@ -112,6 +122,7 @@ def _image_row(row: dict) -> str:
     )
     near = "".join(
         f"<figure>{_img_tag(w['path'], 96)}<figcaption>{html.escape(w['artist'])}<br>"
+        f"<small>{html.escape(Path(w['path']).name)}</small><br>"
         f"cos {w['cosine']:.3f}</figcaption></figure>"
         for w in row["nearest_works"]
     )
@@ -126,13 +137,16 @@ def _image_row(row: dict) -> str:
 
 
 def html_report(results: dict, max_rows: int = 200) -> str:
-    rows = results["images"][:max_rows]
+    """A self-contained page: disclaimer, artist table, up to ``max_rows`` images (the
+    artists' sets taken in turn, as on the contact sheet) beside their nearest works."""
+    rows = spread(results["images"], max_rows)
     more = len(results["images"]) - len(rows)
     acc = results.get("attribution_accuracy")
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>style-check report</title>
 <style>body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px;vertical-align:top}}
 figure{{display:inline-block;margin:2px}}
+.missing{{width:96px;height:96px;background:#ccc;color:#555;font-size:small}}
 .note{{background:#fff4d6;padding:0.8em;border:1px solid #e0c060}}</style></head><body>
 <h1>style-check: generated images against the reference corpus</h1>
 <p class="note"><b>{html.escape(DISCLAIMER)}</b></p>

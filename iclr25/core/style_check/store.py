@@ -88,9 +88,14 @@ class StyleDB:
             raise InputError(
                 f"{self.path}: no such DB", "build it first: iclr25 style-check index REFS --db DB"
             )
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        if self.path.exists() and not existed and not create:  # never write when reading
+            raise InputError(
+                f"{self.path}: is an empty file, not a style-check DB",
+                "build it first: iclr25 style-check index REFS --db DB",
+            )
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        existed = self.path.exists() and self.path.stat().st_size > 0
         try:
             self.conn = sqlite3.connect(self.path)
             if existed:
@@ -233,6 +238,12 @@ class StyleDB:
 
 
 def check_same_encoder(stored: EncoderInfo, info: EncoderInfo, where: Path) -> None:
+    if stored.name == info.name and stored.version != info.version:
+        raise InputError(
+            f"{where}: embeddings made by {stored.name} version {stored.version}, this "
+            f"iclr25 computes version {info.version}",
+            "index the corpus into a new --db (the versions' numbers are not comparable)",
+        )
     if stored.identity != info.identity:
         raise InputError(
             f"{where}: built with encoder {stored.spec} ({stored.identity}), "

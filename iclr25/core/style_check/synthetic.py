@@ -8,13 +8,25 @@ with base hues spread by the golden angle and shapes cycled so that the artists 
 seed differ. A work is drawn from ``SeedSequence([s, works_seed, i, j])``: a new
 ``works_seed`` gives new works by the same artists — the stand-in for images "generated
 in the style of" them — and another ``seed`` gives unseen artists.
+
+Difficulty. ``easy`` artists all differ in palette and stroke shape: every method
+separates them, which tests the machinery but not the judgement. ``hard`` artists come
+in pairs (0, 1), (2, 3), ...: the second of a pair (the *follower*) takes the first's
+palette (base hue, hue spread, saturation, brightness, background) and stroke shape,
+and the rest of its style (stroke direction and spread, length, width, count, opacity,
+grain) is pulled toward the first's by a *closeness* c: value = c * leader + (1 - c) *
+own (directions along the shorter arc); the composition is the leader's when c >= 0.5.
+Pair k has c = 1 - 0.25 * (k mod 4): 1.0 (the same generator under two names — no
+method can tell them apart, both must come out *not unique*), 0.75, 0.5, 0.25, then
+again. c depends on the pair only, so ``--first-artist`` and ``--works-seed`` draw the
+same artists whatever the number of artists.
 """
 
 from __future__ import annotations
 
 import colorsys
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +45,8 @@ HUE_NAMES = (
     (360, "red"),
 )
 GOLDEN_ANGLE_DEG = 137.50776
+DIFFICULTIES = ("easy", "hard")
+CLOSENESS_CYCLE = (1.0, 0.9, 0.8, 0.6)  # closeness of the follower of pair k (k mod 4)
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,8 @@ class ArtistStyle:
     opacity: float  # 0..1
     grain: float  # background noise amplitude, 0..255 scale
     composition: str
+    follows: str | None = None  # hard difficulty: the leader this artist imitates
+    closeness: float | None = None  # ... and how closely (1 = the same generator)
 
 
 def hue_name(hue_deg: float) -> str:
@@ -88,8 +104,40 @@ def make_artist(seed: int, index: int) -> ArtistStyle:
     )
 
 
-def make_artists(n_artists: int, seed: int) -> list[ArtistStyle]:
-    return [make_artist(seed, i) for i in range(n_artists)]
+def _blend(own: float, leader: float, closeness: float) -> float:
+    return closeness * leader + (1 - closeness) * own
+
+
+def follower(own: ArtistStyle, leader: ArtistStyle, closeness: float) -> ArtistStyle:
+    """``own`` pulled toward ``leader``: same palette and shape, the rest blended."""
+    turn = (leader.angle_deg - own.angle_deg + 90.0) % 180.0 - 90.0  # shorter arc, degrees
+    return replace(
+        own,
+        name=f"{own.name.split('-')[0]}-{hue_name(leader.base_hue_deg)}-{leader.shape}",
+        **{f: getattr(leader, f) for f in ("base_hue_deg", "hue_spread_deg", "saturation")},
+        **{f: getattr(leader, f) for f in ("brightness", "background", "shape")},
+        angle_deg=(own.angle_deg + closeness * turn) % 180.0,
+        angle_spread_deg=_blend(own.angle_spread_deg, leader.angle_spread_deg, closeness),
+        stroke_length=_blend(own.stroke_length, leader.stroke_length, closeness),
+        stroke_width=_blend(own.stroke_width, leader.stroke_width, closeness),
+        n_strokes=int(round(_blend(own.n_strokes, leader.n_strokes, closeness))),
+        opacity=_blend(own.opacity, leader.opacity, closeness),
+        grain=_blend(own.grain, leader.grain, closeness),
+        composition=leader.composition if closeness >= 0.5 else own.composition,
+        follows=leader.name,
+        closeness=closeness,
+    )
+
+
+def make_styled_artist(seed: int, index: int, difficulty: str = "easy") -> ArtistStyle:
+    """Artist ``index`` of ``seed`` at ``difficulty`` (see the module docstring)."""
+    if difficulty not in DIFFICULTIES:
+        raise ValueError(f"unknown difficulty {difficulty!r}; use one of {DIFFICULTIES}")
+    own = make_artist(seed, index)
+    if difficulty == "easy" or index % 2 == 0:
+        return own
+    closeness = CLOSENESS_CYCLE[(index // 2) % len(CLOSENESS_CYCLE)]
+    return follower(own, make_artist(seed, index - 1), closeness)
 
 
 def _positions(style: ArtistStyle, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -200,6 +248,7 @@ class SyntheticConfig:
     size: int = 128  # pixels per side
     image_format: str = "png"  # png, jpg or webp
     first_artist: int = 0  # index of the first artist (to draw artists a..b of a seed)
+    difficulty: str = "easy"  # "easy": all distinct; "hard": pairs sharing palette and shape
 
 
 def write_corpus(folder: Path, config: SyntheticConfig, on_progress=None) -> list[dict]:
@@ -208,7 +257,7 @@ def write_corpus(folder: Path, config: SyntheticConfig, on_progress=None) -> lis
     ext = {"png": "png", "jpg": "jpg", "jpeg": "jpg", "webp": "webp"}[config.image_format]
     artists = []
     for i in range(config.first_artist, config.first_artist + config.n_artists):
-        style = make_artist(config.seed, i)
+        style = make_styled_artist(config.seed, i, config.difficulty)
         artist_dir = Path(folder) / style.name
         artist_dir.mkdir(parents=True, exist_ok=True)
         for j in range(config.per_artist):

@@ -2,12 +2,13 @@
 
 Small on purpose: 6 artists x 20 works at 96 px for the references, 4 new works per
 artist from another works seed ("generated in their style"), and 4 unseen artists
-(another seed) x 4 works.
+(another seed) x 4 works. The ``hard_corpus`` has 6 *hard* artists: pairs sharing
+palette and stroke shape with closeness 1.0 (the same generator twice), 0.9 and 0.8.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,24 @@ def corpus(tmp_path_factory) -> Corpus:
     with StyleDB(db) as handle:
         ref = handle.load()
     return Corpus(root, refs, db, generated, unseen, ref)
+
+
+@dataclass
+class HardCorpus:
+    db: Path
+    generated: Path
+    pairs: list[tuple[str, str, float]]  # (leader, follower, closeness)
+
+
+@pytest.fixture(scope="session")
+def hard_corpus(tmp_path_factory) -> HardCorpus:
+    root = tmp_path_factory.mktemp("style-hard")
+    config = SyntheticConfig(n_artists=6, per_artist=PER_ARTIST, size=SIZE, difficulty="hard")
+    artists = write_corpus(root / "refs", config)
+    write_corpus(root / "generated", replace(config, per_artist=4, works_seed=1))
+    index_references(root / "refs", root / "index.sqlite", IndexConfig())
+    pairs = [(a["follows"], a["name"], a["closeness"]) for a in artists if a["follows"]]
+    return HardCorpus(root / "index.sqlite", root / "generated", pairs)
 
 
 def embed_folder(folder: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:

@@ -14,7 +14,7 @@ from PIL import Image
 from iclr25.core.style_check.encoders import encoder_info
 from iclr25.core.style_check.encoders.stats import StyleStatsEncoder
 from iclr25.core.style_check.index import IndexConfig, index_references
-from iclr25.core.style_check.store import StyleDB
+from iclr25.core.style_check.store import StyleDB, check_same_encoder
 from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
 from iclr25.errors import InputError, RunFailure
 
@@ -103,6 +103,17 @@ def test_db_refuses_another_encoder(tmp_path, small_refs):
     assert "--encoder stats" in info.value.fix
 
 
+def test_db_of_an_older_encoder_version_is_refused(tmp_path, small_refs):
+    db = tmp_path / "db.sqlite"
+    index_references(small_refs, db, IndexConfig())
+    current = encoder_info(StyleStatsEncoder())
+    older = replace(current, version="1", identity="style-stats/v1/side=160")
+    with StyleDB(db) as handle, pytest.raises(InputError) as info:
+        check_same_encoder(older, current, handle.path)
+    assert f"version 1, this iclr25 computes version {current.version}" in info.value.what
+    assert "new --db" in info.value.fix
+
+
 def test_not_a_db_and_missing_db(tmp_path):
     fake = tmp_path / "fake.sqlite"
     fake.write_bytes(b"definitely not sqlite" * 100)
@@ -135,3 +146,54 @@ def test_db_moves_with_its_corpus(tmp_path, small_refs):
     with StyleDB(moved / "index.sqlite") as handle:
         ref = handle.load()
     assert all(Path(p).exists() and str(p).startswith(str(moved)) for p in ref.paths)
+
+
+def test_every_kind_of_real_image_is_embedded_or_skipped_with_a_reason(tmp_path):
+    """Photos and paintings as they come: odd sizes, grey, 16-bit, CMYK, palette with
+    transparency, EXIF-rotated, animated; and broken files. None crashes the index."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    base = Image.fromarray(rng.integers(0, 255, (30, 50, 3), dtype=np.uint8))
+    ok, bad = tmp_path / "refs" / "ok", tmp_path / "refs" / "bad"
+    ok.mkdir(parents=True)
+    bad.mkdir()
+    base.resize((1500, 37)).save(ok / "panorama.png")  # extreme aspect ratio
+    base.resize((3, 2)).save(ok / "tiny.png")
+    base.resize((1100, 1400)).save(ok / "photo.jpg", quality=80)  # decoded at scale 1/2
+    base.convert("L").save(ok / "grey.png")
+    Image.fromarray(np.asarray(base.convert("L"), dtype=np.uint16) * 257).save(ok / "deep.png")
+    base.convert("CMYK").save(ok / "press.jpg")
+    base.convert("CMYK").save(ok / "press.tif")
+    base.convert("P").save(ok / "palette.png", transparency=3)
+    base.convert("RGBA").save(ok / "alpha.webp")
+    exif = Image.Exif()
+    exif[0x0112] = 8
+    base.save(ok / "rotated.jpg", exif=exif.tobytes())
+    frames = [base, base.rotate(90), base.rotate(180)]
+    frames[0].save(ok / "anim.gif", save_all=True, append_images=frames[1:], loop=0)
+    frames[0].save(ok / "anim.webp", save_all=True, append_images=frames[1:])
+    base.save(ok / "plain.bmp")
+    (bad / "empty.png").write_bytes(b"")
+    (bad / "text.jpg").write_text("<html>not an image</html>")
+    data = (ok / "photo.jpg").read_bytes()
+    (bad / "truncated.jpg").write_bytes(data[: len(data) // 3])
+    (bad / "notes.txt").write_text("x")
+    base.save(bad / "fine.png")  # the artist needs one readable work
+
+    res = index_references(tmp_path / "refs", tmp_path / "db.sqlite", IndexConfig())
+    skipped = {Path(s["path"]).name: s["reason"] for s in res["skipped"]}
+    assert set(skipped) == {"empty.png", "text.jpg", "truncated.jpg", "notes.txt"}
+    assert skipped["empty.png"] == "empty file"
+    assert skipped["text.jpg"].startswith("not a readable image")
+    assert skipped["truncated.jpg"].startswith("corrupt or truncated")
+    assert skipped["notes.txt"] == "not an image file type"
+    assert res["works_per_artist"] == {"ok": 13, "bad": 1}
+    with StyleDB(tmp_path / "db.sqlite") as handle:
+        ref = handle.load()
+        sizes = dict(
+            handle.conn.execute("SELECT path, width || 'x' || height FROM works").fetchall()
+        )
+    assert np.isfinite(ref.embeddings).all() and np.isfinite(ref.attributes).all()
+    assert sizes["refs/ok/photo.jpg"] == "1100x1400"  # the file's size, not the decoded one
+    assert sizes["refs/ok/rotated.jpg"] == "30x50"  # upright after EXIF orientation 8
