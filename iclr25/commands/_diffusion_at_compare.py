@@ -25,8 +25,8 @@ def run_compare_command(
 ) -> None:
     import dataclasses
 
-    from iclr25.commands._diffusion_at_train import limit_threads
-    from iclr25.commands.diffusion_at import _build_config
+    from iclr25.commands._diffusion_at_options import build_config
+    from iclr25.commands._diffusion_at_train import report_data
     from iclr25.core.diffusion_at.adversarial import ATConfig
     from iclr25.core.diffusion_at.compare import CompareConfig, run_compare, steps_per_seed
     from iclr25.core.diffusion_at.data import load_dataset
@@ -35,11 +35,11 @@ def run_compare_command(
 
     spec = data or "8gaussians"
     dataset = load_dataset(spec, opts.get("image_size"))
-    limit_threads(dataset.kind)
+    report_data(run, dataset)
     if quick:
         opts = {**opts, "steps": opts.get("steps") or QUICK["steps"]}
         n = n or QUICK["n"]
-    arm = _build_config({**opts, "seed": run.seed}, dataset, data_spec=spec)
+    arm = build_config({**opts, "seed": run.seed}, dataset, data_spec=spec)
     base = dataclasses.replace(arm, at=ATConfig())
     specs = _sampler_specs(base, sampler, nfe_list, quick)
     cm = base.objective != "ddpm"

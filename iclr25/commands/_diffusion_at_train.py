@@ -23,6 +23,49 @@ def limit_threads(kind: str) -> None:
     set_torch_threads(1 if kind == "points" else max(1, (os.cpu_count() or 1) // 2))
 
 
+def report_data(run: Run, dataset) -> None:
+    """Threads for the data's model, and a warning for every image file skipped or reshaped."""
+    limit_threads(dataset.kind)
+    info = dataset.info
+    if info.get("skipped_unreadable"):
+        more = info["skipped_unreadable"] - len(info["skipped_files"])
+        run.warn(
+            f"{info['skipped_unreadable']} unreadable image file(s) skipped in {dataset.name}: "
+            f"{', '.join(info['skipped_files'])}{f' and {more} more' if more > 0 else ''}"
+        )
+    if info.get("distinct_sizes", 1) > 1:
+        size = info["image_size"]
+        run.warn(
+            f"{dataset.name}: images of {info['distinct_sizes']} different sizes were "
+            f"centre-cropped to squares and resized to {size}x{size}"
+        )
+
+
+def open_checkpoint_dir(folder: Path | None, resume) -> None:
+    """Refuse to overwrite checkpoints: a fresh run needs an empty folder; a resumed run
+    must not find checkpoints beyond the step it resumes from."""
+    if folder is None:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    steps = [
+        int(p.stem.split("-")[1])
+        for p in folder.glob("step-*.safetensors")
+        if p.stem.split("-")[1].isdigit()
+    ]
+    start = resume.step if resume is not None else -1
+    if resume is None and (steps or (folder / "last.safetensors").exists()):
+        raise UsageError(
+            f"{folder} already holds checkpoints",
+            f"continue with --resume {folder / 'last.safetensors'}, or choose another folder",
+        )
+    later = [s for s in steps if s > start]
+    if later:
+        raise UsageError(
+            f"{folder} holds checkpoints after step {start} (e.g. step {max(later)})",
+            "resume from the latest checkpoint, or choose another --checkpoint-dir",
+        )
+
+
 def _progress_callback(advance, every: int = 10):
     """on_progress(step, loss) → the rich bar, with the loss and steps/s every few steps."""
     t0, last = time.perf_counter(), [0]
@@ -51,7 +94,7 @@ def _loss_curve(losses: list[float]) -> list[dict]:
 
 
 def _resolve_config(run: Run, data: str | None, opts: dict, resume_path: Path | None):
-    from iclr25.commands.diffusion_at import _build_config
+    from iclr25.commands._diffusion_at_options import build_config
     from iclr25.core.diffusion_at.checkpoints import load_checkpoint
     from iclr25.core.diffusion_at.data import load_dataset
 
@@ -60,15 +103,9 @@ def _resolve_config(run: Run, data: str | None, opts: dict, resume_path: Path | 
     spec = data or (base.data if base is not None else "8gaussians")
     image_size = opts.get("image_size") or (base.image_size if base is not None else None)
     dataset = load_dataset(spec, image_size)
-    limit_threads(dataset.kind)
-    for key in ("skipped_unreadable",):
-        if dataset.info.get(key):
-            run.warn(
-                f"{dataset.info[key]} unreadable image file(s) skipped in {spec}: "
-                f"{', '.join(dataset.info['skipped_files'])}"
-            )
+    report_data(run, dataset)
     opts = {**opts, "seed": None if ckpt is not None else run.seed}
-    config = _build_config(opts, dataset, base, data_spec=spec)
+    config = build_config(opts, dataset, base, data_spec=spec)
     if ckpt is not None and run.seed not in (0, ckpt.config.seed):
         run.warn(f"the resumed run keeps its seed {ckpt.config.seed} (--seed {run.seed} ignored)")
     return config, dataset, ckpt
@@ -82,7 +119,6 @@ def run_train(
     checkpoint_every: int,
     resume_path: Path | None,
 ) -> None:
-    from iclr25.commands.diffusion_at import _open_checkpoint_dir
     from iclr25.core.diffusion_at.checkpoints import check_resumable, save_checkpoint
     from iclr25.core.diffusion_at.ddpm import held_out_loss
     from iclr25.core.diffusion_at.models import build_model, count_parameters
@@ -91,7 +127,7 @@ def run_train(
     config, dataset, ckpt = _resolve_config(run, data, opts, resume_path)
     if ckpt is not None:
         check_resumable(ckpt, config)
-    _open_checkpoint_dir(checkpoint_dir, ckpt)
+    open_checkpoint_dir(checkpoint_dir, ckpt)
     if checkpoint_dir is None and not run.wants_artifacts:
         run.warn("the trained model is not saved: pass --out DIR (or --checkpoint-dir DIR)")
 
@@ -234,7 +270,7 @@ def run_eval(
     model, config, dataset, schedule, param = load_trained(
         checkpoint, data, run.device.kind, weights
     )
-    limit_threads(dataset.kind)
+    report_data(run, dataset)
     cm = config.objective != "ddpm"
     nfe_list = nfe_list or ([1, 2] if cm else [1, 2, 5, 10, 20, 50])
     specs = [_default_sampler(config, sampler, k) for k in nfe_list]

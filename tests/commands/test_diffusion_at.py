@@ -221,7 +221,14 @@ def test_compare_reports_per_nfe_mean_and_sd(tmp_path):
 @pytest.mark.parametrize(
     "args, message, fix",
     [
-        (["train", "--alpha", "-1", "--at", "fgsm"], "--alpha must be >= 0", "pass a radius"),
+        (
+            ["train", "--alpha", "-1", "--at", "fgsm"],
+            "--alpha must be a finite number >= 0",
+            "pass a radius",
+        ),
+        (["compare", "--alpha", "inf"], "--alpha must be a finite number >= 0", "pass a radius"),
+        (["train", "--cm-target-ema", "1"], "--cm-target-ema must lie in [0, 1)", "0.95"),
+        (["train", "--batch-size", "100000000"], "GiB of memory", "smaller --batch-size"),
         (["train", "--at", "trades"], "--at must be one of", "pass --at none"),
         (["train", "--objective", "cd"], "needs a teacher", "--teacher PATH"),
         (

@@ -3,6 +3,7 @@
 A checkpoint holds the tensors
 
     model.*  ema.*                          network and EMA weights
+    target.*                                consistency models: the target network θ⁻
     opt.<i>.exp_avg / exp_avg_sq / step     Adam moments per parameter
     gen_state                               the training generator (uint8)
     losses                                  the loss of every step so far (float64)
@@ -45,6 +46,8 @@ def config_from_dict(data: dict) -> TrainConfig:
 def state_tensors(state: TrainState) -> dict[str, torch.Tensor]:
     tensors = {f"model.{k}": v for k, v in state.model.state_dict().items()}
     tensors.update({f"ema.{k}": v for k, v in state.ema.state_dict().items()})
+    if state.target is not None:
+        tensors.update({f"target.{k}": v for k, v in state.target.state_dict().items()})
     for i, moments in state.optimizer.state_dict()["state"].items():
         tensors.update({f"opt.{i}.{k}": torch.as_tensor(v) for k, v in moments.items()})
     tensors["gen_state"] = state.gen.get_state()
@@ -104,11 +107,11 @@ def load_checkpoint(path: Path) -> Checkpoint:
 
 def restore_state(ckpt: Checkpoint, config: TrainConfig, device: str = "cpu") -> TrainState:
     """The TrainState saved in ``ckpt``, with the optimiser built for ``config``."""
-    model = build_model(ckpt.config.model)
-    model.load_state_dict(ckpt.group("model"))
-    ema = build_model(ckpt.config.model).requires_grad_(False)
-    ema.load_state_dict(ckpt.group("ema"))
-    model, ema = model.to(device), ema.to(device)
+    model, ema = (_network(ckpt, prefix, device) for prefix in ("model", "ema"))
+    ema.requires_grad_(False)
+    target = (
+        _network(ckpt, "target", device).requires_grad_(False) if ckpt.group("target") else None
+    )
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     moments: dict[int, dict] = {}
     for key, value in ckpt.group("opt").items():
@@ -120,7 +123,13 @@ def restore_state(ckpt: Checkpoint, config: TrainConfig, device: str = "cpu") ->
     gen.set_state(ckpt.tensors["gen_state"])
     carry = {k: v.to(device) if k != "replay" else v for k, v in ckpt.group("carry").items()}
     losses = ckpt.tensors["losses"].tolist()
-    return TrainState(model, ema, optimizer, gen, ckpt.step, losses, carry or None)
+    return TrainState(model, ema, optimizer, gen, ckpt.step, losses, carry or None, target)
+
+
+def _network(ckpt: Checkpoint, prefix: str, device: str) -> torch.nn.Module:
+    network = build_model(ckpt.config.model)
+    network.load_state_dict(ckpt.group(prefix))
+    return network.to(device)
 
 
 def clone_state(state: TrainState, config: TrainConfig, device: str = "cpu") -> TrainState:
@@ -176,6 +185,5 @@ def file_sha256(path: Path) -> str:
 def load_model(path: Path, weights: str = "ema", device: str = "cpu"):
     """(network in eval mode, its TrainConfig) from a checkpoint; ``weights`` ema|model."""
     ckpt = load_checkpoint(path)
-    model = build_model(ckpt.config.model)
-    model.load_state_dict(ckpt.group("ema" if weights == "ema" else "model"))
-    return model.to(device).eval().requires_grad_(False), ckpt.config
+    model = _network(ckpt, "ema" if weights == "ema" else "model", device)
+    return model.eval().requires_grad_(False), ckpt.config

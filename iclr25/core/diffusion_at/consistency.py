@@ -11,7 +11,7 @@ parameterised as in their eq. 7 (with s in place of their t):
 so f_θ(x, t_1) = y exactly at the first grid point (the boundary condition). F_θ is the
 same network as the DDPM denoiser (``models.py``), fed the well-scaled x_t.
 
-Discretisation: N grid points t_1 = 0 < … < t_N = T-1 (``schedules.timesteps_for``).
+Discretisation: N grid points t_1 = 0 < … < t_N = T-1 (``schedules.evenly_spaced``).
 With n ~ U{1..N-1}, x_0 from the data and one ε:
 
 - CT (their Alg. 3): x_{n+1} = √ᾱ x_0 + σ ε at t_{n+1}; target point x_n with the same
@@ -19,8 +19,14 @@ With n ~ U{1..N-1}, x_0 from the data and one ε:
 - CD (their Alg. 2): target point x̂_n = one DDIM (PF-ODE) step of the frozen DDPM
   teacher ε_φ from x_{n+1} to t_n.
 
-θ⁻ = stop-gradient(θ) (Song & Dhariwal 2023, "Improved techniques", §3.2) and the
-distance is the squared ℓ2 (mean over coordinates); both are our choices for small data.
+The target network θ⁻ is an exponential moving average of θ, θ⁻ ← μθ⁻ + (1-μ)θ after
+every optimiser step (their Alg. 2 and 3, ``cm_target_ema`` = μ, with fixed N: the
+setting of their distillation runs; their CT grows N(k) during training, which is not
+implemented). μ = 0 is θ⁻ = stop-gradient(θ) (Song & Dhariwal 2023, "Improved
+techniques"); on 2-D data that made training unstable (the raw weights never settled and
+only the sampling EMA gave usable samples), μ = 0.95 (their CD value) did not —
+docs/diffusion-at.md has the measurements. The distance is the squared ℓ2 (mean over
+coordinates), their choice for non-image data (LPIPS is for images).
 
 AT (Wang et al., ICLR 2025, §5): the online input x_{n+1} becomes x_{n+1} + δ, δ in a
 norm ball maximising the loss. Target ``eps`` keeps the clean target point; target
@@ -53,7 +59,7 @@ class ConsistencyParam:
         if not 2 <= grid_size <= schedule.num_steps:
             raise ValueError(f"the consistency grid needs 2..{schedule.num_steps} points")
         self.schedule = schedule
-        self.grid = torch.tensor(schedule.timesteps_for(grid_size)[::-1])  # (N,) ascending
+        self.grid = torch.tensor(schedule.evenly_spaced(grid_size))  # (N,) ascending
         abar = schedule.alpha_bar
         self.s_table = torch.from_numpy(np.sqrt((1 - abar) / abar)).float()  # (T,) s_t
         self.s_min = float(self.s_table[self.grid[0]])
@@ -143,14 +149,22 @@ class ConsistencyObjective:
         x0_hat = (start - s_next * eps_hat) / a_next
         return a_now * x0_hat + s_now * eps_hat
 
-    def loss(self, model: nn.Module, batch: CMBatch, delta: torch.Tensor | None = None):
-        """mean ‖f_θ(x_{n+1} + δ, t_{n+1}) - f_{sg(θ)}(x_n, t_n)‖²."""
+    def loss(
+        self,
+        model: nn.Module,
+        batch: CMBatch,
+        delta: torch.Tensor | None = None,
+        target_model: nn.Module | None = None,
+    ) -> torch.Tensor:
+        """mean ‖f_θ(x_{n+1} + δ, t_{n+1}) - f_{θ⁻}(x_n, t_n)‖², θ⁻ = ``target_model``
+        (without one, θ⁻ = sg(θ))."""
         t_next = self.param.grid[batch.n.cpu() + 1].to(self.device)
         t_now = self.param.grid[batch.n.cpu()].to(self.device)
         net_in = batch.x_next if delta is None else batch.x_next + delta
         online = self.param.f(model, net_in, t_next)
         with torch.no_grad():
-            target = self.param.f(model, self.target_point(batch, delta), t_now)
+            target_net = model if target_model is None else target_model
+            target = self.param.f(target_net, self.target_point(batch, delta), t_now)
         return (online - target).square().mean()
 
     @staticmethod

@@ -10,9 +10,11 @@
 - a path to a ``.npy`` array: (N, d) points (standardised per coordinate; samples are
   mapped back with :meth:`Dataset.to_user`), or (N, H, W), (N, C, H, W), (N, H, W, C)
   images (uint8 0–255, or floats in [0, 1] or [-1, 1]) scaled to [-1, 1];
-- a folder of images (png, jpg, bmp, gif, tif, webp): every file is converted to grey or
-  RGB (RGB when any image has colour), resized to ``image_size`` × ``image_size`` and
-  scaled to [-1, 1]; files that cannot be decoded are skipped and counted.
+- a folder of images (png, jpg, bmp, gif, tif, webp): every file is read as grey (8-bit,
+  16-bit or float grey) or RGB (RGB for the whole folder when any image has colour),
+  centre-cropped to a square, resized to ``image_size`` × ``image_size`` (so images of
+  mixed sizes become one array) and scaled to [-1, 1]; files that cannot be decoded are
+  skipped, counted and named.
 
 The 2-D samplers are exact: :meth:`Dataset.sample` draws fresh points, so "fresh true
 samples" for the metrics are really fresh. Finite data sets are sampled with replacement
@@ -218,44 +220,78 @@ def load_npy(path: Path) -> Dataset:
     )
 
 
+GREY_MODES = {"1", "L", "LA", "La"}
+WIDE_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}  # 16/32-bit grey, float
+
+
+def _square(im, image_size: int):
+    """Centre crop to the largest square, then resize to ``image_size`` (bilinear)."""
+    from PIL import Image
+
+    w, h = im.size
+    side = min(w, h)
+    box = ((w - side) // 2, (h - side) // 2, (w - side) // 2 + side, (h - side) // 2 + side)
+    return im.resize((image_size, image_size), Image.BILINEAR, box=box)
+
+
+def _read_image(file: Path, image_size: int) -> tuple[np.ndarray, tuple[int, int]]:
+    """One file → ((H, W) grey or (H, W, 3) colour float32 in [0, 1], original size).
+
+    Grey modes stay grey; 16-bit and 32-bit integer images are scaled by 65535 (or their
+    maximum when larger), float images are taken as [0, 1] (or [0, 255] when larger);
+    anything else (palette, RGBA, CMYK, ...) becomes RGB."""
+    from PIL import Image
+
+    with Image.open(file) as im:
+        im.load()
+        size = im.size
+        if im.mode in WIDE_MODES:
+            wide = np.asarray(im, dtype=np.float64)
+            peak = float(wide.max()) if wide.size else 0.0
+            full = (1.0 if peak <= 1 else 255.0) if im.mode == "F" else max(65535.0, peak)
+            im = Image.fromarray((np.clip(wide, 0, None) / full).astype(np.float32), "F")
+            return np.asarray(_square(im, image_size), dtype=np.float32).clip(0, 1), size
+        mode = "L" if im.mode in GREY_MODES else "RGB"
+        return np.asarray(_square(im.convert(mode), image_size), np.float32) / 255.0, size
+
+
 def load_image_folder(path: Path, image_size: int) -> Dataset:
-    from PIL import Image, UnidentifiedImageError
+    """Every image file of ``path`` (not its subfolders), centre-cropped to a square and
+    resized; files that cannot be decoded are skipped and counted."""
+    from PIL import UnidentifiedImageError
 
     if image_size < 2 or image_size % 2:
         raise InputError(
             f"--image-size must be an even number >= 2, got {image_size}",
             "use e.g. --image-size 16",
         )
-    files = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
     images, skipped, sizes = [], [], set()
     for file in files:
         try:
-            with Image.open(file) as im:
-                im.load()
-                sizes.add(im.size)
-                images.append(im.copy())
-        except (UnidentifiedImageError, OSError, ValueError):
-            skipped.append(file.name)
+            image, size = _read_image(file, image_size)
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError):
+            skipped.append(file.name)  # PIL raises all of these on damaged files
+            continue
+        images.append(image)
+        sizes.add(size)
     if not images:
         raise InputError(
             f"{path}: no readable image among {len(files)} image file(s)",
             f"put .png/.jpg files in the folder ({len(skipped)} could not be read)",
         )
-    mode = "L" if all(im.mode in ("1", "L", "LA", "I", "I;16", "F") for im in images) else "RGB"
-    stack = [
-        np.asarray(im.convert(mode).resize((image_size, image_size), Image.BILINEAR))
-        for im in images
-    ]
-    x = np.stack(stack).astype(np.float32) / 255.0 * 2 - 1  # (N, H, W[, 3])
-    x = x[:, None] if mode == "L" else np.transpose(x, (0, 3, 1, 2))  # (N, C, H, W)
+    colour = any(im.ndim == 3 for im in images)
+    if colour:  # grey images join a colour folder as R = G = B
+        images = [im if im.ndim == 3 else np.repeat(im[..., None], 3, axis=2) for im in images]
+    x = np.stack(images) * 2 - 1  # (N, H, W[, 3]) in [-1, 1]
+    x = np.transpose(x, (0, 3, 1, 2)) if colour else x[:, None]  # (N, C, H, W)
     info = {
         "n": len(images),
         "skipped_unreadable": len(skipped),
         "skipped_files": skipped[:10],
         "distinct_sizes": len(sizes),
         "image_size": image_size,
-        "mode": mode,
+        "mode": "RGB" if colour else "L",
     }
-    return Dataset(
-        path.name, "image", tuple(x.shape[1:]), array=torch.from_numpy(x), clip=1.0, info=info
-    )
+    array = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+    return Dataset(path.name, "image", tuple(x.shape[1:]), array=array, clip=1.0, info=info)

@@ -73,8 +73,15 @@ class DDPMObjective:
         a, s = self.schedule.coefficients(t.cpu(), ndim)
         return a.to(self.device), s.to(self.device)
 
-    def loss(self, model: nn.Module, batch: DDPMBatch, delta: torch.Tensor | None = None):
-        """mean ‖ε_θ(x_t + δ, t) - target‖² (target ε, or ε + sg(δ)/σ_t for ``x0``)."""
+    def loss(
+        self,
+        model: nn.Module,
+        batch: DDPMBatch,
+        delta: torch.Tensor | None = None,
+        target_model: nn.Module | None = None,
+    ) -> torch.Tensor:
+        """mean ‖ε_θ(x_t + δ, t) - target‖² (target ε, or ε + sg(δ)/σ_t for ``x0``);
+        ``target_model`` is unused (the consistency objective's target network)."""
         if delta is None:
             net_in, target = batch.x_t, batch.eps
         else:

@@ -44,6 +44,11 @@ class Evaluator:
         self.dataset = dataset
         self.config = config
         self.device = device
+        if dataset.kind == "image":  # precision/recall hold (n × n) float64 distances
+            from iclr25.core.diffusion_at.pipeline import check_memory
+
+            side = max(config.n_samples, config.n_reference)
+            check_memory(8.0 * side**2, f"precision/recall of {side} images", "use --n <= 20000")
         gen = torch.Generator().manual_seed(config.seed + 7777)
         self.reference = dataset.reference(config.n_reference, gen)
         self.feature_space = self._feature_space()

@@ -46,6 +46,23 @@ from iclr25.errors import InputError, UsageError
 
 #: --alpha when an AT method is given without one (measured sweep, docs/diffusion-at.md)
 DEFAULT_ALPHA = {"points": 0.05, "image": 0.05}
+#: refuse work whose arrays would clearly not fit a workstation (coarse estimates)
+MEMORY_LIMIT_BYTES = 8 * 2**30
+
+
+def check_memory(n_bytes: float, what: str, fix: str) -> None:
+    """UsageError when ``n_bytes`` exceeds :data:`MEMORY_LIMIT_BYTES` (before any work)."""
+    if n_bytes > MEMORY_LIMIT_BYTES:
+        raise UsageError(f"{what} would need about {n_bytes / 2**30:,.0f} GiB of memory", fix)
+
+
+def activation_bytes(spec: ModelSpec, batch_size: int) -> float:
+    """A coarse estimate of one training step's float32 activations (forward + backward)."""
+    if spec.arch == "mlp":
+        per_sample = spec.width * (6 * spec.depth + 4) + 8 * spec.time_dim
+    else:
+        per_sample = 48 * spec.width * spec.data_shape[1] * spec.data_shape[2]
+    return 4.0 * batch_size * per_sample
 
 
 def default_config(dataset: Dataset, **overrides) -> TrainConfig:
@@ -131,6 +148,11 @@ def train(
     state: TrainState | None = None,
 ) -> Trained:
     """Train (or resume from a checkpoint, or continue ``state``) up to ``config.steps``."""
+    check_memory(
+        activation_bytes(config.model, config.batch_size),
+        f"--batch-size {config.batch_size}",
+        "use a smaller --batch-size (e.g. 256 for points, 128 for images)",
+    )
     objective = make_objective(config, dataset, device)
     if state is None and resume is not None:
         check_resumable(resume, config)
@@ -186,6 +208,9 @@ def sample(
     param: ConsistencyParam | None = None,
     device: str = "cpu",
 ) -> torch.Tensor:
+    """n samples (CPU float32) drawn with the generator seeded by ``seed``."""
+    # the samples, their float64 copy in the user's units and the .npy buffer
+    check_memory(20.0 * n * dataset.dim, f"--n {n} samples", "pass a smaller --n")
     gen = torch.Generator().manual_seed(seed)
     return generate(model, spec, schedule, n, dataset.shape, gen, dataset.clip, param, device)
 

@@ -110,10 +110,23 @@ class NoiseSchedule:
         return coef_x0, coef_xt, beta * (1 - abar_prev) / (1 - abar)
 
     def timesteps_for(self, nfe: int) -> list[int]:
-        """``nfe`` timesteps from T-1 down to 0, evenly spaced (the sampler's grid τ_i)."""
+        """The sampler's grid τ_1 > … > τ_K for K = ``nfe``: "trailing" spacing, τ_i =
+        round(T - (i-1) T/K) - 1, i.e. T-1, T-1-T/K, …, T/K - 1 (Lin et al. 2024, "Common
+        diffusion noise schedules and sample steps are flawed", §3.4 and Table 2).
+
+        The sampler starts from pure noise at T-1 and its last evaluation is at T/K - 1,
+        where x̂_0 is still informative; a grid ending at t = 0 (σ_0 ≈ 0.01) spends its
+        last evaluation on an almost clean input, so NFE K would do the work of K-1."""
         if not 1 <= nfe <= self.num_steps:
             raise ValueError(f"NFE must be within 1..{self.num_steps}, got {nfe}")
-        if nfe == 1:
-            return [self.num_steps - 1]
-        grid = np.round(np.linspace(self.num_steps - 1, 0, nfe)).astype(int)
-        return [int(v) for v in grid]
+        stride = self.num_steps / nfe
+        # floor(x + ½), not banker's rounding: values ≥ 1 apart stay distinct
+        return [int(math.floor(self.num_steps - i * stride + 0.5)) - 1 for i in range(nfe)]
+
+    def evenly_spaced(self, n: int) -> list[int]:
+        """``n`` ≥ 2 timesteps from 0 to T-1 inclusive, ascending (a consistency model's
+        discretisation t_1 = 0 < … < t_N = T-1, whose first point carries the boundary
+        condition)."""
+        if not 2 <= n <= self.num_steps:
+            raise ValueError(f"the grid needs 2..{self.num_steps} points, got {n}")
+        return [int(v) for v in np.round(np.linspace(0, self.num_steps - 1, n)).astype(int)]

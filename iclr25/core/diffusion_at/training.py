@@ -26,8 +26,9 @@ With α = 0 the ``fgsm``/``pgd`` paths run and give δ ≡ 0, i.e. bit-for-bit t
 so it runs as the baseline (``ATConfig.active`` is False).
 
 Everything random comes from one ``torch.Generator`` (data, t, ε) and the model's
-initialisation seed; the generator state, optimiser moments, EMA weights, the free-AT
-carry (minibatch, δ, replay index) and the loss history are all part of
+initialisation seed; the generator state, optimiser moments, EMA weights, a consistency
+model's target network, the free-AT carry (minibatch, δ, replay index) and the loss
+history are all part of
 :class:`TrainState`, so a run resumed from a checkpoint is identical to an uninterrupted
 one (``checkpoints.py``).
 """
@@ -62,6 +63,7 @@ class TrainConfig:
     at: ATConfig = ATConfig()
     at_start: int = 0  # first step with AT (> 0: AT fine-tunes a plainly trained model)
     cm_grid: int = 40  # N, discretisation points of a consistency model
+    cm_target_ema: float = 0.95  # μ of the CM target θ⁻ ← μθ⁻ + (1-μ)θ; measured, see docs
     teacher: str | None = None  # cd: path of the DDPM teacher checkpoint
     teacher_sha256: str | None = None
     seed: int = 0
@@ -87,6 +89,7 @@ class TrainState:
     step: int = 0
     losses: list[float] = field(default_factory=list)
     carry: dict[str, torch.Tensor] | None = None  # free AT: batch tensors, "delta", "replay"
+    target: nn.Module | None = None  # consistency models: the target network θ⁻
 
 
 def init_state(config: TrainConfig, device: str = "cpu") -> TrainState:
@@ -97,23 +100,35 @@ def init_state(config: TrainConfig, device: str = "cpu") -> TrainState:
     ema = copy.deepcopy(model).requires_grad_(False)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     gen = torch.Generator().manual_seed(config.seed)
-    return TrainState(model, ema, optimizer, gen)
+    target = copy.deepcopy(ema) if config.objective != "ddpm" else None
+    return TrainState(model, ema, optimizer, gen, target=target)
 
 
 @torch.no_grad()
-def update_ema(state: TrainState, decay: float) -> None:
-    """θ_ema ← μ θ_ema + (1-μ) θ with μ = min(decay, (1+n)/(10+n)) (warm-up)."""
-    mu = min(decay, (1 + state.step) / (10 + state.step))
-    for p_ema, p in zip(state.ema.parameters(), state.model.parameters(), strict=True):
-        p_ema.mul_(mu).add_(p.detach(), alpha=1 - mu)
+def blend(average: nn.Module, model: nn.Module, mu: float) -> None:
+    """average ← μ average + (1-μ) model, parameter by parameter."""
+    for p_avg, p in zip(average.parameters(), model.parameters(), strict=True):
+        p_avg.mul_(mu).add_(p.detach(), alpha=1 - mu)
+
+
+def update_ema(state: TrainState, config: TrainConfig) -> None:
+    """Sampling weights θ_ema with μ = min(decay, (1+n)/(10+n)) (warm-up); for consistency
+    models also the target θ⁻ with the fixed μ of ``cm_target_ema`` (Song et al. 2023)."""
+    blend(state.ema, state.model, min(config.ema_decay, (1 + state.step) / (10 + state.step)))
+    if state.target is not None:
+        blend(state.target, state.model, config.cm_target_ema)
+
+
+def _loss(state: TrainState, objective, batch, delta: torch.Tensor | None = None):
+    return objective.loss(state.model, batch, delta, state.target)
 
 
 def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> float:
-    """After the caller's backward: Adam step, EMA update, record the loss."""
+    """After the caller's backward: Adam step, EMA (and CM target) update, record the loss."""
     state.optimizer.step()
     state.optimizer.zero_grad(set_to_none=True)
     state.step += 1
-    update_ema(state, config.ema_decay)
+    update_ema(state, config)
     value = float(loss.detach())
     state.losses.append(value)
     return value
@@ -121,7 +136,7 @@ def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> flo
 
 def plain_step(state: TrainState, objective, config: TrainConfig) -> float:
     batch = objective.draw(config.batch_size, state.gen)
-    loss = objective.loss(state.model, batch)
+    loss = _loss(state, objective, batch)
     loss.backward()
     return _optimise(state, loss, config)
 
@@ -129,10 +144,8 @@ def plain_step(state: TrainState, objective, config: TrainConfig) -> float:
 def searched_step(state: TrainState, objective, config: TrainConfig) -> float:
     """FGSM / PGD: find δ* with extra passes (∂L/∂δ only), then train on x_t + δ*."""
     batch = objective.draw(config.batch_size, state.gen)
-    delta = search_delta(
-        lambda d: objective.loss(state.model, batch, d), batch.net_input, config.at
-    )
-    loss = objective.loss(state.model, batch, delta)
+    delta = search_delta(lambda d: _loss(state, objective, batch, d), batch.net_input, config.at)
+    loss = _loss(state, objective, batch, delta)
     loss.backward()
     return _optimise(state, loss, config)
 
@@ -149,7 +162,7 @@ def free_step(state: TrainState, objective, config: TrainConfig) -> float:
     batch = objective.restore(state.carry)
     perturb = config.at.method == "free"  # "replay": the same replays with δ ≡ 0
     delta = state.carry["delta"].clone().requires_grad_(perturb)
-    loss = objective.loss(state.model, batch, delta if perturb else None)
+    loss = _loss(state, objective, batch, delta if perturb else None)
     loss.backward()
     if perturb:
         state.carry["delta"] = free_update(delta, delta.grad, config.at)

@@ -71,9 +71,9 @@ def test_consistency_training_learns_one_step_samples(toy, small_config):
     from iclr25.core.diffusion_at.pipeline import sample, train
     from iclr25.core.diffusion_at.samplers import SamplerSpec
 
-    config = small_config(objective="ct", steps=200, cm_grid=20)
+    config = small_config(objective="ct", steps=400)
     evaluator = Evaluator(toy, EvalConfig(500, 500, 300))
-    untrained = train(small_config(objective="ct", steps=0, cm_grid=20), toy)
+    untrained = train(small_config(objective="ct", steps=0), toy)
     trained = train(config, toy)
     spec = SamplerSpec("cm", 1)
     before = evaluator(
@@ -106,3 +106,41 @@ def test_distillation_resume_refuses_a_changed_teacher(toy, small_config, tmp_pa
     save_checkpoint(path, other.state, teacher_cfg)
     with pytest.raises(InputError, match="not the teacher"):
         train(student_cfg, toy, resume=load_checkpoint(ckpt))
+
+
+def test_the_target_network_is_an_ema_of_the_online_one(toy, small_config):
+    # Song et al. 2023, Alg. 3: θ⁻ ← stopgrad(μ θ⁻ + (1-μ) θ) after every update
+    import copy
+
+    from iclr25.core.diffusion_at.pipeline import make_objective
+    from iclr25.core.diffusion_at.training import init_state, run_training
+
+    for mu in (0.0, 0.9):
+        config = small_config(objective="ct", steps=1, cm_target_ema=mu)
+        state = init_state(config)
+        start = copy.deepcopy(state.model)
+        assert state.target is not None and not any(
+            p.requires_grad for p in state.target.parameters()
+        )
+        run_training(state, make_objective(config, toy), config)
+        for p_target, p0, p1 in zip(
+            state.target.parameters(), start.parameters(), state.model.parameters(), strict=True
+        ):
+            assert_close(p_target, mu * p0 + (1 - mu) * p1, rtol=1e-6, atol=1e-7)
+    assert init_state(small_config()).target is None  # DDPMs have none
+
+
+def test_the_loss_regresses_onto_the_target_network(toy):
+    s = NoiseSchedule.make("linear", 100)
+    obj = ConsistencyObjective(ConsistencyParam(s, 10), toy)
+    batch = obj.draw(32, torch.Generator().manual_seed(0))
+
+    class Shift(Net):
+        def forward(self, x, t):
+            return super().forward(x, t) + 1.0
+
+    online = obj.param.f(Net(), batch.x_next, obj.param.grid[batch.n + 1])
+    target = obj.param.f(Shift(), obj.target_point(batch, None), obj.param.grid[batch.n])
+    expected = (online - target).square().mean()
+    assert_close(obj.loss(Net(), batch, None, Shift()), expected, rtol=1e-6)
+    assert float(obj.loss(Net(), batch, None, Net())) < float(expected)

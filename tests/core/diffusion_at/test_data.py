@@ -11,6 +11,7 @@ from PIL import Image
 
 from iclr25.core.diffusion_at.data import load_dataset
 from iclr25.errors import InputError
+from iclr25.testing import assert_close
 
 
 def _gen(seed=0):
@@ -105,6 +106,22 @@ def test_image_folder_resizes_mixed_sizes_and_skips_corrupt_files(tmp_path):
     assert ds.info["skipped_unreadable"] == 1 and ds.info["skipped_files"] == ["broken.png"]
     assert ds.info["distinct_sizes"] == 2
     assert sorted(float(v) for v in ds.array.mean(dim=(1, 2, 3))) == [-1.0, 1.0]
+
+
+def test_image_folder_keeps_16_bit_grey_centre_crops_and_skips_damaged_files(tmp_path):
+    wide = np.arange(64, dtype=np.uint16).reshape(8, 8) * 1000  # 0 … 63000 of 65535
+    Image.fromarray(wide).save(tmp_path / "b_wide.png")  # mode I;16 (clipped to 255 by "L")
+    strip = np.zeros((8, 16), np.uint8)
+    strip[:, 4:12] = 255  # 8×16, black margins around a white central 8×8 square
+    Image.fromarray(strip).save(tmp_path / "a_strip.png")
+    png = (tmp_path / "a_strip.png").read_bytes()
+    (tmp_path / "c_truncated.png").write_bytes(png[: len(png) // 2])  # header fine, data cut
+    (tmp_path / "d_folder.png").mkdir()  # not a file: ignored, not counted
+    ds = load_dataset(str(tmp_path), image_size=8)
+    assert ds.size == 2 and ds.shape == (1, 8, 8) and ds.info["mode"] == "L"
+    assert ds.info["skipped_files"] == ["c_truncated.png"]
+    assert torch.equal(ds.array[0], torch.ones(1, 8, 8))  # the centre crop is the square
+    assert_close((ds.array[1, 0].double() + 1) / 2 * 65535, wide.astype(np.float64), atol=0.1)
 
 
 def test_colour_folder_is_rgb(tmp_path):

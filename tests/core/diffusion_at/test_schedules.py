@@ -79,12 +79,24 @@ def test_posterior_variance_is_beta_tilde():
 
 
 @given(T=st.integers(1, 300), data=st.data())
-def test_timesteps_for_are_distinct_descending_and_span(T, data):
+def test_timesteps_for_are_distinct_descending_and_evenly_trailing(T, data):
     nfe = data.draw(st.integers(1, T))
     grid = NoiseSchedule.make("linear", T).timesteps_for(nfe)
     assert len(grid) == nfe and grid[0] == T - 1
     assert all(a > b for a, b in zip(grid, grid[1:], strict=False))
-    assert grid[-1] == (0 if nfe > 1 else T - 1)
+    # trailing spacing: every gap and the last point + 1 are T/K rounded down or up
+    gaps = [a - b for a, b in zip(grid, [*grid[1:], -1], strict=True)]
+    assert all(math.floor(T / nfe) <= g <= math.ceil(T / nfe) for g in gaps)
+
+
+def test_trailing_grid_known_answers():
+    # Lin et al. 2024 ("Common diffusion noise schedules and sample steps are flawed"),
+    # Table 2, trailing, T = 1000, 10 steps: 1000, 900, …, 100 (1-based) = 999, …, 99 here
+    s = NoiseSchedule.make("linear", 1000)
+    assert s.timesteps_for(10) == list(range(999, 0, -100))
+    assert s.timesteps_for(2) == [999, 499]  # a grid ending at t = 0 would waste step 2
+    assert NoiseSchedule.make("linear", 20).timesteps_for(20) == list(range(19, -1, -1))
+    assert s.evenly_spaced(5) == [0, 250, 500, 749, 999]  # the consistency grid keeps t = 0
 
 
 def test_nfe_out_of_range_is_refused():

@@ -11,13 +11,17 @@ from iclr25.core.diffusion_at.checkpoints import load_checkpoint, restore_state,
 from iclr25.core.diffusion_at.ddpm import held_out_loss
 from iclr25.core.diffusion_at.pipeline import make_objective, train
 from iclr25.core.diffusion_at.training import init_state, run_training
+from iclr25.testing import assert_close
 
 
+@pytest.mark.parametrize("objective", ["ddpm", "ct"])
 @pytest.mark.parametrize("method", ["fgsm", "pgd", "free"])
-def test_alpha_zero_is_exactly_the_baseline(toy, method, small_config, same_params):
-    base = train(small_config(steps=15), toy)
-    zero = train(small_config(steps=15, at={"method": method, "alpha": 0.0}), toy)
+def test_alpha_zero_is_exactly_the_baseline(toy, method, objective, small_config, same_params):
+    base = train(small_config(steps=15, objective=objective), toy)
+    at = {"method": method, "alpha": 0.0, "step": 0.05}  # even with an explicit ascent step
+    zero = train(small_config(steps=15, objective=objective, at=at), toy)
     same_params(base.state.model, zero.state.model)
+    same_params(base.state.ema, zero.state.ema)
     assert base.state.losses == zero.state.losses
 
 
@@ -43,6 +47,36 @@ def test_free_replays_each_minibatch_and_counts_steps(toy, small_config, method)
     assert state.carry is not None and int(state.carry["replay"]) == 1
     delta_is_zero = bool((state.carry["delta"] == 0).all())
     assert delta_is_zero == (method == "replay")  # after one replay free has moved δ
+
+
+@pytest.mark.parametrize("objective_name", ["ddpm", "ct"])
+def test_free_reuses_the_input_gradient_of_the_training_step(toy, small_config, objective_name):
+    # Shafahi et al. 2019, Alg. 1: the backward pass of replay j gives both the weight
+    # update and ∂L/∂δ at the weights *before* that update; δ_{j+1} = Π(δ_j + step·dir(g))
+    import copy
+
+    from iclr25.core.diffusion_at.adversarial import ascent_step, project
+    from iclr25.core.diffusion_at.training import free_step
+
+    config = small_config(objective=objective_name, at={"method": "free", "alpha": 0.1})
+    objective = make_objective(config, toy)
+    state = init_state(config)
+    deltas, grads = [], []
+    for _ in range(2):
+        before = copy.deepcopy(state.model)
+        target = copy.deepcopy(state.target)
+        free_step(state, objective, config)
+        batch = objective.restore(state.carry)
+        delta = (deltas[-1] if deltas else torch.zeros_like(batch.net_input)).requires_grad_()
+        objective.loss(before, batch, delta, target).backward()
+        grads.append(delta.grad)
+        deltas.append(state.carry["delta"])
+    assert not torch.equal(grads[0], grads[1])  # the second gradient is at δ_1, new weights
+    previous = torch.zeros_like(deltas[0])
+    for delta, grad in zip(deltas, grads, strict=True):
+        step = ascent_step(previous, grad, "l2", config.at.step_size())
+        assert_close(delta, project(step, "l2", 0.1), rtol=1e-5, atol=1e-7)
+        previous = delta
 
 
 def test_replay_is_free_without_the_perturbation(toy, small_config):
