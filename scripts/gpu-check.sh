@@ -9,9 +9,10 @@
 # pytest, pytest-timeout, hypothesis and nvcc are used when present and skipped otherwise: a
 # test file importing a missing package is reported as a collection error and the others
 # still run; without pytest, the bench's "ok" column still checks every kernel against its
-# fp32 reference. Each step has its own time limit (220 + 170 + 80 + 50 s), so a slow step
-# cannot eat the next, and the tables print whatever was measured. Rerunnable: files in
-# OUTDIR are overwritten.
+# fp32 reference. Each step has its own time limit (220 + 170 + 80 + 50 s by default; set
+# GPU_CHECK_LIMITS="TESTS KERNELS HOT COMPILE" to change them, 0 skips a step), so a slow
+# step cannot eat the next, and the tables print whatever was measured. Rerunnable: files
+# in OUTDIR are overwritten.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-${OUT:-gpu-check}}"
@@ -19,6 +20,7 @@ mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 py="${PYTHON:-python3}"
 start=$(date +%s)
+read -r t_tests t_kernels t_hot t_compile <<< "${GPU_CHECK_LIMITS:-220 170 80 50}"
 since() { echo "$(($(date +%s) - start)) s"; }
 has() { "$py" -c "import $1" > /dev/null 2>&1; }
 
@@ -32,12 +34,14 @@ fi
   || echo "iclr25 info failed (see $out/info.err)"
 
 # 1. correctness: every test file with gpu-marked tests (kernels against fp32 references)
-if has pytest; then
+if [ "$t_tests" -eq 0 ]; then
+  echo "GPU tests skipped (GPU_CHECK_LIMITS)"
+elif has pytest; then
   mapfile -t files < <(grep -rlE --include='test_*.py' 'pytest\.mark\.gpu' tests | sort)
   opts=(-m gpu -q -p no:cacheprovider --continue-on-collection-errors)
-  if has pytest_timeout; then opts+=(--timeout 200); fi
+  if has pytest_timeout; then opts+=(--timeout $((t_tests * 9 / 10))); fi
   has hypothesis || echo "hypothesis is not installed: test files importing it cannot be collected"
-  timeout 220 "$py" -m pytest "${opts[@]}" "${files[@]}" 2>&1 | tee "$out/pytest-gpu.txt" \
+  timeout "$t_tests" "$py" -m pytest "${opts[@]}" "${files[@]}" 2>&1 | tee "$out/pytest-gpu.txt" \
     | tail -n 40
   echo "pytest exit ${PIPESTATUS[0]} after $(since)"
 else
@@ -47,21 +51,24 @@ fi
 # 2. the quick bench: GEMM 4096^3, attention N=4096 D=128, linear attention N=4096 (the
 #    evidence for the targets), then the hot paths other commands register
 bench() {  # name, time limit (s), --ops
+  if [ "$2" -eq 0 ]; then echo "gpu-bench $1 skipped (GPU_CHECK_LIMITS)"; return; fi
   timeout "$2" "$py" -m iclr25 gpu-bench --quick --ops "$3" --json --overwrite \
     --save "$out/$1-table.json" --out "$out/$1" > "$out/$1.json" 2> "$out/$1.err"
   local rc=$?
   echo "gpu-bench $1 exit $rc after $(since)"
   if [ "$rc" -ne 0 ]; then tail -n 5 "$out/$1.err"; fi
 }
-bench kernels 170 gemm,attention,linear-attention
+bench kernels "$t_kernels" gemm,attention,linear-attention
 hot=$("$py" -c "from iclr25.core.gpu_bench.ops import hot_path_kernels as h; print(','.join(h()))")
-if [ -n "$hot" ]; then bench hot-paths 80 "$hot"; fi
+if [ -n "$hot" ]; then bench hot-paths "$t_hot" "$hot"; fi
 
 # 3. registers and spills with nvcc (when the machine has it; cached)
 reports=("$out/kernels.json")
 if [ -n "$hot" ]; then reports+=("$out/hot-paths.json"); fi
-if "$py" -c "from iclr25.gpu.compile import nvcc_path as n; raise SystemExit(n() is None)"; then
-  timeout 50 "$py" -m iclr25 gpu-bench --compile-only --json > "$out/compile.json" \
+if [ "$t_compile" -eq 0 ]; then
+  echo "compile check skipped (GPU_CHECK_LIMITS)"
+elif "$py" -c "from iclr25.gpu.compile import nvcc_path as n; raise SystemExit(n() is None)"; then
+  timeout "$t_compile" "$py" -m iclr25 gpu-bench --compile-only --json > "$out/compile.json" \
     2> "$out/compile.err"
   echo "compile check exit $? after $(since)"
   reports+=("$out/compile.json")
