@@ -57,6 +57,12 @@ def test_wrapper_rejects_cpu_tensors_before_touching_a_gpu():
         gemm(a, a)
 
 
+def test_wrapper_rejects_an_unknown_kernel_name():
+    a = torch.zeros(4, 4, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="auto, mma.sync or wgmma"):
+        gemm(a, a, kernel="cublas")
+
+
 # --- GPU ----------------------------------------------------------------------------------
 SHAPES = [
     (1, 1, 1),
@@ -82,8 +88,9 @@ def _inputs(m, n, k, dtype, seed=0):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize(("m", "n", "k"), SHAPES)
 def test_kernel_matches_fp32_reference(m, n, k, dtype):
+    """The mma.sync kernel itself (on Hopper, gemm() sends tile-divisible shapes to wgmma)."""
     a, b = _inputs(m, n, k, dtype)
-    got = gemm(a, b)
+    got = gemm(a, b, kernel="mma.sync")
     assert got.dtype == dtype and got.shape == (m, n)
     rtol, atol = gemm_tolerance(dtype, k)
     assert_close(got.float(), gemm_reference(a, b), rtol=rtol, atol=atol, what=f"{m}x{n}x{k}")
@@ -123,7 +130,9 @@ def test_kernel_empty_shapes(m, n, k):
 
 
 @pytest.mark.gpu
-def test_kernel_agrees_with_cublas():
+@pytest.mark.parametrize("kernel", ["auto", "mma.sync"])
+def test_kernel_agrees_with_cublas(kernel):
     a, b = _inputs(1024, 1024, 1024, torch.bfloat16, seed=2)
     rtol, atol = gemm_tolerance(torch.bfloat16, 1024)
-    assert_close(gemm(a, b).float(), torch.matmul(a, b).float(), rtol=2 * rtol, atol=2 * atol)
+    got = gemm(a, b, kernel=kernel).float()
+    assert_close(got, torch.matmul(a, b).float(), rtol=2 * rtol, atol=2 * atol)

@@ -1,0 +1,221 @@
+// GEMM C = A @ B on Hopper (sm_90a only): TMA loads, mbarrier pipeline, warp-specialised
+// wgmma. bf16 or fp16 in, fp32 accumulation, 16-bit out.
+//
+// A: (M, K) row-major, B: (K, N) row-major, C: (M, N) row-major (ldc). The wrapper calls this
+// kernel only when M % 128 == 0, N % 256 == 0, K % 64 == 0 and the rows are 16-byte
+// aligned (TMA's stride rule); other shapes take the mma.sync kernel (gemm_bf16).
+//
+// Block: three warpgroups. Warpgroup 0 is the producer: one thread issues the TMA copies
+// of each k-tile (A: one 64 x 128 box; B: four 64 x 64 boxes) into a STAGES-deep ring and
+// arms that stage's "full" mbarrier with the byte count; the producer then gives its
+// registers away (setmaxnreg.dec). Warpgroups 1 and 2 are consumers, each owning a 64 x 256
+// slice of the 128 x 256 output tile in 128 fp32 registers per thread (setmaxnreg.inc):
+// they wait on "full", issue four wgmma m64n256k16 straight from shared memory, and once
+// the MMAs of the previous k-tile have retired, release its stage on the "empty" mbarrier
+// (one arrival per consumer warpgroup), which the producer waits on before refilling it.
+//
+// Shared layouts (TMA's 128-byte swizzle = wgmma's): A stage = 128 rows of 128 bytes, unit u
+// of row m at u ^ (m & 7); descriptor SBO = 1024 (8-row atoms), k16 steps advance the
+// start by 32 B. B stage = four 64-column strips of 64 k-rows x 128 bytes (8192 B each); in
+// wgmma terms N-major ("transposed") with LBO = 8192 between 64-column atoms and SBO = 1024
+// between 8-row atoms; k16 steps advance by 2048 B.
+//
+// Measured on an H200 (4096^3 bf16, rotated inputs, scripts/gemm_variants.py): 565-589
+// TFLOP/s, 0.84-0.88 of cuBLAS; STAGES 3/4 and GROUP_M 8/16 within 5% of each other.
+// Not done: thread-block clusters with TMA multicast, a persistent tile scheduler, and an
+// epilogue through shared memory (what cuBLAS adds on top).
+#include "tk_tiles.cuh"
+
+namespace {
+#ifndef GEMM_STAGES
+#define GEMM_STAGES 4
+#endif
+#ifndef GEMM_GROUP_M
+#define GEMM_GROUP_M 8
+#endif
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = GEMM_STAGES, THREADS = 384;
+constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2;  // 16 KiB + 32 KiB
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int GROUP_M = GEMM_GROUP_M;
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u64 smem_desc(tk::u32 addr, tk::u32 lbo, tk::u32 sbo) {
+    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)((lbo & 0x3FFFF) >> 4) << 16) |
+           ((u64)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void mbar_init(tk::u32 bar, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(tk::u32 bar, int bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(tk::u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(tk::u32 bar, int parity) {
+    asm volatile(
+        "{\n.reg .pred P1;\nWAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+        "@P1 bra DONE_%=;\nbra WAIT_%=;\nDONE_%=:\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void tma_load(tk::u32 dst, const void* map, tk::u32 bar, int c0, int c1) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
+        "l"(map), "r"(bar), "r"(c0), "r"(c1)
+        : "memory");
+}
+
+template <class T>
+struct wgmma;
+
+template <>
+struct wgmma<tk::bf16> {
+    __device__ __forceinline__ static void mma(float (&d)[128], u64 desc_a, u64 desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b));
+    }
+};
+
+template <>
+struct wgmma<tk::f16> {
+    __device__ __forceinline__ static void mma(float (&d)[128], u64 desc_a, u64 desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b));
+    }
+};
+
+template <class T>
+__device__ __forceinline__ void gemm_body(const void* map_a, const void* map_b,
+                                          tk::u16* __restrict__ C, int M, int N, int K,
+                                          long long ldc) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const tk::u32 base = (tk::smem_addr(smem_raw) + 1023u) & ~1023u;
+    const tk::u32 bars = base + STAGES * STAGE_BYTES;  // full[s] at bars + 8s, empty[s] after
+    const int tid = threadIdx.x, warpgroup = tid >> 7;
+    int tile_m, tile_n;
+    tk::layout::grouped_tile(blockIdx.x, M / BM, N / BN, GROUP_M, tile_m, tile_n);
+    const int m0 = tile_m * BM, n0 = tile_n * BN, k_tiles = K / BK;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(bars + 8 * s, 1);                 // full: the producer's arrival + bytes
+            mbar_init(bars + 8 * (STAGES + s), 2);      // empty: one per consumer warpgroup
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {  // producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (tid == 0) {
+            asm volatile("prefetch.tensormap [%0];" ::"l"(map_a) : "memory");
+            asm volatile("prefetch.tensormap [%0];" ::"l"(map_b) : "memory");
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(bars + 8 * (STAGES + s), ((kt / STAGES) & 1) ^ 1);
+                const tk::u32 full = bars + 8 * s, a_dst = base + s * STAGE_BYTES;
+                mbar_expect_tx(full, STAGE_BYTES);
+                tma_load(a_dst, map_a, full, kt * BK, m0);
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    tma_load(a_dst + A_BYTES + j * 8192, map_b, full, n0 + 64 * j, kt * BK);
+            }
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    const int consumer = warpgroup - 1, warp = (tid >> 5) & 3, lane = tid & 31;
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.f;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % STAGES;
+        mbar_wait(bars + 8 * s, (kt / STAGES) & 1);
+        const tk::u32 a_base = base + s * STAGE_BYTES + consumer * 64 * 128;
+        const tk::u32 b_base = base + s * STAGE_BYTES + A_BYTES;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)
+            wgmma<T>::mma(d, smem_desc(a_base + kk * 32, 16, 1024),
+                          smem_desc(b_base + kk * 2048, 8192, 1024));
+        wgmma_commit();
+        wgmma_wait<1>();  // k-tile kt-1's MMAs have retired: release its stage
+        if (kt > 0 && (tid & 127) == 0) mbar_arrive(bars + 8 * (STAGES + (kt - 1) % STAGES));
+    }
+    wgmma_wait<0>();
+
+    const int row = m0 + consumer * 64 + warp * 16 + (lane >> 2);
+    const int col = n0 + 2 * (lane & 3);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+        *reinterpret_cast<tk::u32*>(C + row * ldc + col + 8 * i) =
+            tk::dtype<T>::pack(d[4 * i], d[4 * i + 1]);
+        *reinterpret_cast<tk::u32*>(C + (row + 8) * ldc + col + 8 * i) =
+            tk::dtype<T>::pack(d[4 * i + 2], d[4 * i + 3]);
+    }
+}
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_wgmma_bf16(const void* map_a, const void* map_b, tk::u16* C, int M, int N, int K, long long ldc) {
+    gemm_body<tk::bf16>(map_a, map_b, C, M, N, K, ldc);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_wgmma_f16(const void* map_a, const void* map_b, tk::u16* C, int M, int N, int K, long long ldc) {
+    gemm_body<tk::f16>(map_a, map_b, C, M, N, K, ldc);
+}
