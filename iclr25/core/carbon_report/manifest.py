@@ -39,6 +39,7 @@ from iclr25.core.carbon_report.presets import (
 from iclr25.errors import InputError
 
 INT_FIELDS = ("gpus",)
+POSITIVE_FIELDS = ("tdp_w", "lifetime_years")  # divided by: 0 is not a value
 FLOAT_FIELDS = (
     "energy_kwh",
     "gpu_hours",
@@ -79,6 +80,17 @@ class Overrides:
     embodied_water_l_per_gpu: float | None = None
     lifetime_years: float | None = None
     energy_includes_pue: bool | None = None  # default for runs that do not say
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuOverrides:
+    """GPU constants from the command line of ``power`` and ``track`` (None: preset)."""
+
+    gpu_model: str | None = None
+    tdp_w: float | None = None
+    embodied_co2e_kg_per_gpu: float | None = None
+    embodied_water_l_per_gpu: float | None = None
+    lifetime_years: float | None = None
 
 
 @dataclasses.dataclass
@@ -214,6 +226,8 @@ def _as_number(value: Any, key: str, where: str) -> float:
         raise InputError(f"{where}: {key}={value!r} must be a finite number >= 0", f"fix {key}")
     if key == "gpus" and (number != int(number) or number < 1):
         raise InputError(f"{where}: gpus={value!r} must be a whole number >= 1", "fix gpus")
+    if key in POSITIVE_FIELDS and number == 0:
+        raise InputError(f"{where}: {key}=0 must be above 0", f"fix {key}")
     return number
 
 
@@ -271,7 +285,7 @@ def resolve_site(fields: dict, over: Overrides, where: str) -> Site:
     return Site(name=name, **values, sources=sources)
 
 
-def resolve_gpu(fields: dict, over: Overrides, where: str) -> GpuModel | None:
+def resolve_gpu(fields: dict, over: Overrides | GpuOverrides, where: str) -> GpuModel | None:
     """The GPU model with overridden constants, or None when no model and no constants."""
     name = over.gpu_model or fields.get("gpu_model")
     given = {k: fields[k] for k in GPU_FIELDS if k in fields}

@@ -73,6 +73,8 @@ KIND_TEXT = {
     "bad_power": "power values that are not numbers",
     "negative_power": "negative power values",
     "converted_units": "power values in another unit than the column's",
+    "duplicate_timestamps": "samples repeating a GPU's previous timestamp",
+    "out_of_order": "samples earlier than a GPU's previous one",
 }
 
 
@@ -123,24 +125,69 @@ def _header_unit(name: str) -> float:
 def parse_power(values, unit_factor: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Watts from text like ``612.34 W`` / ``612.34`` / ``0.6 kW``; masks of rejected kinds.
 
-    Values without a unit take the header's unit (``unit_factor``). The fast path is one
-    trim and one cast; a batch with anything else goes through a regular expression."""
+    Values without a unit take the header's unit (``unit_factor``). The fast path slices
+    off one uniform leading space and `` W`` suffix and casts; a batch with anything else
+    (other units, missing or non-finite values) goes through a regular expression."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
         watts = to_numpy(values.cast(pa.float64())) * unit_factor
-        return _reject_negative(watts, {"missing_power": np.isnan(watts)})
-    text = values.cast(pa.string())
+        bad = ~np.isfinite(watts)
+        if not bad.any():
+            return _reject_negative(watts, {})
+        kinds = {"missing_power": np.isnan(watts), "bad_power": bad & ~np.isnan(watts)}
+        return _reject_negative(np.where(bad, np.nan, watts), kinds)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    watts = _parse_power_uniform(values, unit_factor)
+    if watts is not None:
+        return _reject_negative(watts, {})
+    return _parse_power_slow(_as_text(values), unit_factor)
+
+
+def _parse_power_uniform(values, unit_factor: float) -> np.ndarray | None:
+    """Watts when every cell is ``[ ]<number>[ W]`` with the same decoration, else None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if values.null_count or len(values) == 0:
+        return None
+    offsets, data = string_parts(values)
+    starts, ends = offsets[:-1], offsets[1:]
+    lead = bool(data[starts[0]] == 32) if ends[0] > starts[0] else False
+    tail = bool(ends[0] - starts[0] >= 2 and data[ends[0] - 1] == 87 and data[ends[0] - 2] == 32)
+    if ((ends - starts) <= int(lead) + 2 * int(tail)).any():
+        return None  # a cell too short to hold a number inside its decoration
+    if ((data[starts] == 32) != lead).any():
+        return None  # leading spaces differ between cells
+    if tail and not ((data[ends - 1] == 87) & (data[ends - 2] == 32)).all():
+        return None  # some cells without " W" (or with another unit)
+    if lead or tail:
+        stop = -2 if tail else np.iinfo(np.int32).max  # (stop=None fails in pyarrow 26)
+        values = pc.binary_slice(values.cast(pa.binary()), int(lead), stop)
     try:
-        trimmed = pc.utf8_trim(text, " W")
-        if unit_factor == 1.0 and trimmed.null_count == 0:
-            watts = to_numpy(trimmed.cast(pa.float64()))
-            if not np.isnan(watts).any():
-                return _reject_negative(watts, {})
+        watts = to_numpy(values.cast(pa.float64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if not np.isfinite(watts).all():
+        return None  # NaN / inf text: the slow path counts it
+    return watts if tail or unit_factor == 1.0 else watts * unit_factor
+
+
+def _as_text(values):
+    """A string array of ``values``; invalid UTF-8 is replaced rather than failing."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    try:
+        return values.cast(pa.string())
     except pa.ArrowInvalid:
-        pass
-    return _parse_power_slow(text, unit_factor)
+        cells = values.to_pylist()
+        return pa.array(
+            [c.decode("utf-8", "replace") if isinstance(c, bytes) else c for c in cells],
+            pa.string(),
+        )
 
 
 def _reject_negative(watts: np.ndarray, kinds: dict) -> tuple[np.ndarray, dict]:
@@ -162,6 +209,7 @@ def _parse_power_slow(text, unit_factor: float) -> tuple[np.ndarray, dict]:
     matched = to_numpy(parts.is_valid())
     numbers = pc.struct_field(parts, [0]).cast(pa.float64(), safe=False)
     watts = to_numpy(numbers.fill_null(np.nan)).astype(np.float64)
+    matched &= np.isfinite(watts)  # "1e999" overflows to inf: not a power
     units = pc.utf8_lower(pc.struct_field(parts, [1])).fill_null("")
     units = np.array(units.to_pylist(), dtype=object)
     factors = np.full(len(watts), unit_factor)
@@ -318,7 +366,6 @@ class PowerLogReader:
             return "skip"
 
         types = {c: pa.binary() for c in keep}  # no UTF-8 validation of every cell
-        types[self._columns["power"]] = pa.string()
         reader = pcsv.open_csv(
             self.path,
             read_options=pcsv.ReadOptions(
@@ -352,7 +399,7 @@ class PowerLogReader:
         if self.origin_s is None:
             first = parse_timestamps(time_col.slice(0, min(n, 4096)))
             finite = first[np.isfinite(first)]
-            if len(finite) == 0 and n <= 4096:
+            if len(finite) == 0 and n > 4096:  # a long preamble of bad rows: look further
                 first = parse_timestamps(time_col)
                 finite = first[np.isfinite(first)]
             if len(finite):
@@ -360,8 +407,11 @@ class PowerLogReader:
         t = parse_timestamps(time_col, self.origin_s or 0)
         watts, kinds = parse_power(table.column(self._columns["power"]), self._columns["unit"])
         gpu = self._gpu_ids(table, n)
-        blank = self._blank_rows(table) if np.isnan(t).any() else np.zeros(n, bool)
-        malformed = (np.isnan(t) | (gpu < 0)) & ~blank
+        no_time = np.isnan(t)
+        if not (kinds or no_time.any() or (gpu < 0).any()):
+            return SampleBatch(t, gpu, watts, self.rows_read)  # every row usable
+        blank = self._blank_rows(table) if no_time.any() else np.zeros(n, bool)
+        malformed = (no_time | (gpu < 0)) & ~blank
         rows = np.arange(self.rows_read, self.rows_read + n)
         self.record("malformed_rows", rows[malformed])
         usable = ~(malformed | blank)
@@ -378,7 +428,7 @@ class PowerLogReader:
 
         blank = None
         for name in table.column_names:
-            col = table.column(name).cast("string").fill_null("")
+            col = _as_text(table.column(name)).fill_null("")
             empty = to_numpy(pc.equal(pc.utf8_trim_whitespace(col), ""))
             blank = empty if blank is None else blank & empty
         return blank
