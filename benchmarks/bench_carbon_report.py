@@ -5,15 +5,17 @@
    Ours: :func:`analyse_power` (energy, gaps, the whole power profile). Peer: the
    straightforward way — ``pandas.read_csv`` (``skipinitialspace``), ``to_datetime`` with
    the format, strip `` W``, and ``numpy.trapezoid`` per GPU. Each runs in its own
-   subprocess so that its peak RSS (``ru_maxrss``) is its own; the work is timed inside
+   subprocess so that its peak RSS is its own (``VmHWM`` of the new process image: the
+   ``ru_maxrss`` of a child starts at its parent's peak on Linux); the work is timed inside
    the subprocess after the libraries are imported (pyarrow for ours, pandas for the
    peer). The two alternate (ours, pandas, ours, pandas, ...) so that a change of load on
    a shared machine hits both alike, and the best of ``repeats`` of each counts; CPU time
    is reported as well. The energies must agree to 1e-9 relative.
-2. ``track``: the same CPU-bound child (a pure-Python loop) run directly and under
-   :func:`track_command` (sampling every 0.1 s), alternately; the ratio of the best wall
-   times, and the sampler's own busy time as a fraction of the run (on a machine without
-   NVML the sampler has little to do: the figure bounds the loop's own cost).
+2. ``track``: the same CPU-bound child (a pure-Python loop that times itself, so that
+   interpreter start-up noise stays out) run directly and under :func:`track_command`
+   (sampling every 0.1 s), alternately; the ratio of the best loop times, and the
+   sampler's own busy time as a fraction of the run (on a machine without NVML the
+   sampler has little to do: the figure bounds the loop's own cost).
 """
 
 from __future__ import annotations
@@ -33,6 +35,18 @@ TARGETS = {
     "track_wall_overhead": ("<=", 1.05),
 }
 
+PEAK_MB = """
+import resource
+
+
+def peak_mb():
+    try:  # the high-water mark of this process image (Linux)
+        with open("/proc/self/status") as fh:
+            return next(int(x.split()[1]) for x in fh if x.startswith("VmHWM")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
 OURS = """
 import json, resource, sys, time
 import pyarrow.compute, pyarrow.csv, pyarrow.parquet
@@ -41,8 +55,7 @@ t0, c0 = time.perf_counter(), time.process_time()
 analysis = analyse_power([sys.argv[1]], PowerConfig())
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 energy_j = analysis.results["measured_energy_kwh"] * 3.6e6
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"wall_s": wall, "cpu_s": cpu, "energy_j": energy_j, "rss_mb": rss_mb}))
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "energy_j": energy_j, "rss_mb": peak_mb()}))
 """
 
 PANDAS = """
@@ -57,16 +70,21 @@ watts = df["power.draw [W]"].str.removesuffix(" W").astype(float).to_numpy()
 gpu = df["index"].to_numpy()
 energy_j = sum(float(np.trapezoid(watts[gpu == g], seconds[gpu == g])) for g in np.unique(gpu))
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"wall_s": wall, "cpu_s": cpu, "energy_j": energy_j, "rss_mb": rss_mb}))
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "energy_j": energy_j, "rss_mb": peak_mb()}))
 """
 
-CHILD = "s = 0\nfor i in range(12_000_000):\n    s += i * i\n"
+CHILD = (  # a CPU-bound loop that writes its own duration (no interpreter start-up noise)
+    "import sys, time\nt0 = time.perf_counter()\ns = 0\nfor i in range(12_000_000):\n"
+    "    s += i * i\nopen(sys.argv[1], 'w').write(repr(time.perf_counter() - t0))\n"
+)
 
 
 def _measure(code: str, path: Path) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+        [sys.executable, "-c", PEAK_MB + code, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-2000:])
@@ -120,25 +138,29 @@ def bench_power(rows: int, repeats: int) -> tuple[dict, dict]:
     return ratios, details
 
 
-def _child_wall(tracked: bool) -> tuple[float, dict | None]:
+def _child_wall(tracked: bool, stamp: Path) -> tuple[float, dict | None]:
+    """The child's own wall time of its loop (run directly or under ``track``)."""
     from iclr25.core.carbon_report.track import TrackConfig, summarize, track_command
 
-    cmd = [sys.executable, "-c", CHILD]
-    t0 = time.perf_counter()
-    if not tracked:
+    cmd = [sys.executable, "-c", CHILD, str(stamp)]
+    summary = None
+    if tracked:
+        config = TrackConfig(interval_s=0.1)
+        with open(os.devnull, "w") as log:
+            summary = summarize(track_command(cmd, config, log_file=log), config)
+    else:
         subprocess.run(cmd, check=True)
-        return time.perf_counter() - t0, None
-    config = TrackConfig(interval_s=0.1)
-    m = track_command(cmd, config, log_file=open(os.devnull, "w"))  # noqa: SIM115
-    return time.perf_counter() - t0, summarize(m, config)
+    return float(stamp.read_text()), summary
 
 
 def bench_track(repeats: int) -> tuple[dict, dict]:
     bare, tracked, summary = [], [], None
-    for _ in range(repeats):  # interleaved pairs, so load changes hit both alike
-        bare.append(_child_wall(False)[0])
-        wall, summary = _child_wall(True)
-        tracked.append(wall)
+    with tempfile.TemporaryDirectory(prefix="carbon-bench-") as tmp:
+        stamp = Path(tmp) / "loop_s"
+        for _ in range(repeats):  # interleaved pairs, so load changes hit both alike
+            bare.append(_child_wall(False, stamp)[0])
+            wall, summary = _child_wall(True, stamp)
+            tracked.append(wall)
     ratio = min(tracked) / min(bare)
     details = {
         "bare_wall_s": bare,

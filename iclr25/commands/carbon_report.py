@@ -108,19 +108,19 @@ def estimate(
     from iclr25.core.carbon_report.manifest import Overrides, load_runs
 
     over = Overrides(
-        datacenter,
-        pue,
-        carbon_intensity,
-        wue_onsite,
-        wue_offsite,
-        gpu_model,
-        tdp_w,
-        avg_power_w,
-        utilization,
-        embodied_co2e_kg_per_gpu,
-        embodied_water_l_per_gpu,
-        lifetime_years,
-        energy_includes_pue,
+        gpu_model=gpu_model,
+        tdp_w=tdp_w,
+        embodied_co2e_kg_per_gpu=embodied_co2e_kg_per_gpu,
+        embodied_water_l_per_gpu=embodied_water_l_per_gpu,
+        lifetime_years=lifetime_years,
+        datacenter=datacenter,
+        pue=pue,
+        carbon_intensity_kg_per_kwh=carbon_intensity,
+        wue_onsite_l_per_kwh=wue_onsite,
+        wue_offsite_l_per_kwh=wue_offsite,
+        avg_power_w=avg_power_w,
+        utilization=utilization,
+        energy_includes_pue=energy_includes_pue,
     )
     if manifest is None:
         manifest = example_file("example_manifest.yaml")

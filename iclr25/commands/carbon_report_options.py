@@ -159,7 +159,14 @@ def site(datacenter, pue, intensity, wue_on, wue_off):
     values = (pue, intensity, wue_on, wue_off)
     if datacenter is None and all(v is None for v in values):
         return None
-    return resolve_site({}, Overrides(datacenter, *values), "command line")
+    over = Overrides(
+        datacenter=datacenter,
+        pue=pue,
+        carbon_intensity_kg_per_kwh=intensity,
+        wue_onsite_l_per_kwh=wue_on,
+        wue_offsite_l_per_kwh=wue_off,
+    )
+    return resolve_site({}, over, "command line")
 
 
 def hardware(gpu_model, tdp_w, embodied_co2e, embodied_water, lifetime_years):

@@ -64,33 +64,29 @@ STAGE_ALIASES = {
 
 
 @dataclasses.dataclass(frozen=True)
-class Overrides:
-    """Command-line values: constants override every run; energy_includes_pue is a default."""
+class GpuOverrides:
+    """GPU constants from the command line (None: the preset, or the model in the log)."""
+
+    gpu_model: str | None = None
+    tdp_w: float | None = None
+    embodied_co2e_kg_per_gpu: float | None = None
+    embodied_water_l_per_gpu: float | None = None
+    lifetime_years: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Overrides(GpuOverrides):
+    """Command-line values for ``estimate``: constants override every run;
+    ``energy_includes_pue`` is only a default for runs that do not say."""
 
     datacenter: str | None = None
     pue: float | None = None
     carbon_intensity_kg_per_kwh: float | None = None
     wue_onsite_l_per_kwh: float | None = None
     wue_offsite_l_per_kwh: float | None = None
-    gpu_model: str | None = None
-    tdp_w: float | None = None
     avg_power_w: float | None = None
     utilization: float | None = None
-    embodied_co2e_kg_per_gpu: float | None = None
-    embodied_water_l_per_gpu: float | None = None
-    lifetime_years: float | None = None
-    energy_includes_pue: bool | None = None  # default for runs that do not say
-
-
-@dataclasses.dataclass(frozen=True)
-class GpuOverrides:
-    """GPU constants from the command line of ``power`` and ``track`` (None: preset)."""
-
-    gpu_model: str | None = None
-    tdp_w: float | None = None
-    embodied_co2e_kg_per_gpu: float | None = None
-    embodied_water_l_per_gpu: float | None = None
-    lifetime_years: float | None = None
+    energy_includes_pue: bool | None = None
 
 
 @dataclasses.dataclass
@@ -285,7 +281,7 @@ def resolve_site(fields: dict, over: Overrides, where: str) -> Site:
     return Site(name=name, **values, sources=sources)
 
 
-def resolve_gpu(fields: dict, over: Overrides | GpuOverrides, where: str) -> GpuModel | None:
+def resolve_gpu(fields: dict, over: GpuOverrides, where: str) -> GpuModel | None:
     """The GPU model with overridden constants, or None when no model and no constants."""
     name = over.gpu_model or fields.get("gpu_model")
     given = {k: fields[k] for k in GPU_FIELDS if k in fields}

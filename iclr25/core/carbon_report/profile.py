@@ -222,8 +222,12 @@ class ProfileAccumulator:
         np.maximum(mid, 0.0, out=mid)
         if self.bin_s != 1.0:
             mid /= self.bin_s
-        index = mid.astype(np.intp).ravel()
-        lo, hi = int(index.min()), int(index.max())
+        index = mid.astype(np.intp)  # (m, k)
+        if all_ok:  # midpoints increase down each column: the ends bound them
+            lo, hi = int(index[0].min()), int(index[-1].max())
+        else:
+            lo, hi = int(index.min()), int(index.max())
+        index = index.ravel()
         self._series_len = max(self._series_len, int(top / self.bin_s) + 1, hi + 1)
         if self._series.shape[1] < self._series_len:  # grow by half again: few copies
             room = max(self._series_len, self._series.shape[1] * 3 // 2)
