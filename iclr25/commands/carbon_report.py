@@ -211,7 +211,8 @@ def power(
         list[Path] | None,
         typer.Argument(
             help="nvidia-smi CSV, CodeCarbon emissions.csv, or timestamp,gpu,power_w "
-            "CSV/Parquet; one file per node. Default: the bundled example log.",
+            "CSV/Parquet (CSV may be .gz/.bz2); one file per node. Default: the bundled "
+            "example log.",
             show_default=False,
         ),
     ] = None,

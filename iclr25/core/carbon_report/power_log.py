@@ -78,13 +78,27 @@ KIND_TEXT = {
 }
 
 
+def open_log(path: Path, mode: str = "rt"):
+    """A log file for reading, decompressing ``.gz`` / ``.bz2`` (as pyarrow's reader does)."""
+    import bz2
+    import gzip
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(Path(path).suffix.lower(), open)
+    if "b" in mode:
+        return opener(path, mode)
+    return opener(path, mode, encoding="utf-8-sig", errors="replace", newline="")
+
+
 def detect_format(path: Path) -> str:
     """``nvidia-smi``, ``plain``, ``parquet`` or ``codecarbon`` (InputError otherwise)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such log file", "pass the path of a power log")
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
+    try:
+        with open_log(path, "rb") as fh:
+            head = fh.read(65536)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})", "check the file") from None
     if not head.strip():
         raise InputError(f"{path}: the log is empty", "pass a log with a header and samples")
     if head[:4] == b"PAR1":
@@ -258,7 +272,7 @@ class PowerLogReader:
                     f"{self.path}: not a readable Parquet file ({exc})", "check the file"
                 ) from None
         else:
-            with open(self.path, encoding="utf-8-sig", errors="replace") as fh:
+            with open_log(self.path) as fh:
                 names = next(csv.reader([fh.readline()]))
         return self._roles(names)
 
@@ -502,7 +516,7 @@ class PowerLogReader:
         names = self._columns["names"]
         gpu_col, name_col = self._columns["gpu"], self._columns["name"]
         found: dict[str, str] = {}
-        with open(self.path, encoding="utf-8-sig", errors="replace") as fh:
+        with open_log(self.path) as fh:
             rows = csv.reader(fh)
             next(rows, None)
             for i, row in enumerate(rows):
@@ -520,7 +534,7 @@ class PowerLogReader:
 def read_codecarbon(path: Path) -> list[dict]:
     """One entry per run_id: its last row's cumulative energies (kWh), duration and GPUs."""
     path = Path(path)
-    with open(path, encoding="utf-8-sig", newline="") as fh:
+    with open_log(path) as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise InputError(

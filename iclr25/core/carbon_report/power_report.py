@@ -26,6 +26,7 @@ from iclr25.core.carbon_report.power_log import (
     KIND_TEXT,
     PowerLogReader,
     detect_format,
+    open_log,
     read_codecarbon,
 )
 from iclr25.core.carbon_report.presets import Site, find_gpu_model_key, gpu_model
@@ -95,11 +96,14 @@ class _TdpResolver:
 
 
 def _estimate_rows(path: Path) -> int:
+    """Rows of a log from its size and its first lines (for the progress bar)."""
     size = path.stat().st_size
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
+    with open_log(path, "rb") as fh:
+        head = fh.read(1 << 20)
+        compressed = fh.fileobj.tell() if hasattr(fh, "fileobj") else None  # gzip only
     lines = max(head.count(b"\n"), 1)
-    return max(1, int(size * lines / max(len(head), 1)))
+    ratio = len(head) / compressed if compressed else (5.0 if path.suffix == ".bz2" else 1.0)
+    return max(1, int(size * ratio * lines / max(len(head), 1)))
 
 
 def prefetch(batches, depth: int = 2):

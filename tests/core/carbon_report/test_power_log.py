@@ -182,3 +182,22 @@ def test_a_long_preamble_of_bad_rows_does_not_shift_the_clock(tmp_path, helpers)
     assert len(analysis.results["files"]) == 1 and analysis.results["skipped"]["out_of_order"] == 0
     assert analysis.results["skipped"]["malformed_rows"] == 4200
     assert analysis.results["measured_energy_kwh"] * 3.6e6 == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_compressed_logs_read_like_plain_ones(tmp_path, helpers, suffix):
+    import bz2
+    import gzip
+
+    rows = [(helpers.T0 + 0.5 * i, g, 100.0 + i + g) for i in range(400) for g in range(2)]
+    plain = helpers.write_smi(tmp_path / "smi.csv", rows, name="NVIDIA H100 80GB HBM3")
+    packed = tmp_path / f"smi.csv{suffix}"
+    packed.write_bytes((gzip if suffix == ".gz" else bz2).compress(plain.read_bytes()))
+    want = analyse_power([plain], PowerConfig()).results
+    got = analyse_power([packed], PowerConfig()).results
+    assert got["measured_energy_kwh"] == want["measured_energy_kwh"] > 0
+    assert [g["gpu_model"] for g in got["gpus"]] == ["h100-sxm", "h100-sxm"]  # name column read
+    broken = tmp_path / f"broken.csv{suffix}"
+    broken.write_bytes(b"not compressed at all")
+    with pytest.raises(InputError, match="cannot be read"):
+        analyse_power([broken], PowerConfig())
