@@ -9,10 +9,10 @@ import pytest
 from iclr25.core.carbon_report.power_log import (
     PowerLogReader,
     detect_format,
-    parse_power,
     read_codecarbon,
 )
 from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
+from iclr25.core.carbon_report.power_values import parse_power
 from iclr25.errors import InputError
 
 
