@@ -44,7 +44,7 @@ class PowerConfig:
     # embodied constants used by the accounting
     hardware: GpuOverrides = dataclasses.field(default_factory=GpuOverrides)
     profile: prof.ProfileConfig = dataclasses.field(default_factory=prof.ProfileConfig)
-    block_bytes: int = BLOCK_BYTES  # CSV block read at a time (memory bound)
+    block_bytes: int = BLOCK_BYTES  # CSV block size (arrow holds ~32 blocks: memory bound)
 
 
 @dataclasses.dataclass
