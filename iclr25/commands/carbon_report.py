@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from iclr25.commands import carbon_report_options as opt
 from iclr25.demo import DemoStep
 from iclr25.runner import Run, command, require
 
@@ -14,102 +15,6 @@ NAME = "carbon-report"
 HELP = "Energy, carbon and water of model development: estimates, power logs, live tracking."
 
 app = typer.Typer(no_args_is_help=True, help=HELP)
-
-_SITE = "Site constants (override the presets)"
-_GPU = "GPU constants (override the presets)"
-_PROFILE = "Power profile"
-
-Datacenter = Annotated[
-    str | None,
-    typer.Option(
-        "--datacenter",
-        help="Preset site: texas, iowa, lumi (aliases jupiter, augusta, hydro).",
-        rich_help_panel=_SITE,
-    ),
-]
-Pue = Annotated[
-    float | None,
-    typer.Option(
-        "--pue",
-        min=1.0,
-        help="Power usage effectiveness (facility/IT energy).",
-        rich_help_panel=_SITE,
-    ),
-]
-Intensity = Annotated[
-    float | None,
-    typer.Option(
-        "--carbon-intensity",
-        min=0.0,
-        help="Grid carbon intensity, kg CO2e per kWh.",
-        rich_help_panel=_SITE,
-    ),
-]
-WueOn = Annotated[
-    float | None,
-    typer.Option(
-        "--wue-onsite",
-        min=0.0,
-        help="On-site cooling water, L per kWh of IT energy.",
-        rich_help_panel=_SITE,
-    ),
-]
-WueOff = Annotated[
-    float | None,
-    typer.Option(
-        "--wue-offsite",
-        min=0.0,
-        help="Water of electricity generation, L per kWh of facility energy.",
-        rich_help_panel=_SITE,
-    ),
-]
-GpuModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--gpu-model",
-        help="GPU model: H100, A100, H200, a preset key, or an nvidia-smi name.",
-        rich_help_panel=_GPU,
-    ),
-]
-TdpOpt = Annotated[
-    float | None, typer.Option("--tdp-w", min=1.0, help="GPU TDP in W.", rich_help_panel=_GPU)
-]
-
-ESTIMATE_KEYS = (
-    "JSON results: runs (per run: name, stage, gpus, gpu_model, datacenter, gpu_hours, "
-    "it_energy_kwh, energy_kwh [facility, PUE applied], co2e_kg, water_l, water_onsite_l, "
-    "water_offsite_l, embodied_co2e_kg, embodied_water_l, total_co2e_kg, total_water_l, "
-    "energy_basis, estimated, constants), stages (development/final/inference with the same "
-    "footprint keys, manufacturing = embodied), totals, development_final_ratio "
-    "(energy_kwh, co2e_kg, water_l), equivalences (us_home_years, us_person_years_water, "
-    "sources), breakdown (the paper's table), sources."
-)
-POWER_KEYS = (
-    "JSON results: energy_kwh (all GPUs and files, scaled by --nodes), measured_energy_kwh, "
-    "nodes, scale, gpu_count, gpu_hours, avg_power_w, files, skipped, gaps (count, total_s, "
-    "max_s, energy_if_bridged_kwh, first), profile (share_of_tdp, time_below_low_frac, "
-    "time_above_high_frac, share_percentiles, power_percentiles_w, dips, ramps, aggregate), "
-    "gpus (per GPU: energy_kwh, avg_power_w, samples, duration_s, covered_s, gaps, profile); "
-    "with --datacenter or constants also co2e_kg, water_l and accounting."
-)
-TRACK_KEYS = (
-    "JSON results: command, exit_code, interrupted, signals, duration_s, gpus (per GPU: "
-    "energy_kwh, avg_power_w, method), gpu_energy_kwh, cpu_energy_kwh, ram_energy_kwh, "
-    "it_energy_kwh, estimated (gpu/cpu/ram), methods, samples, interval_s, "
-    "sampler_cpu_frac, files; with --datacenter or constants also energy_kwh, co2e_kg, "
-    "water_l, total_co2e_kg, total_water_l and accounting."
-)
-
-
-def _site(datacenter, pue, intensity, wue_on, wue_off):
-    """A Site from the command line, or None when no site option was given."""
-    from iclr25.core.carbon_report.manifest import Overrides, resolve_site
-
-    values = (pue, intensity, wue_on, wue_off)
-    if datacenter is None and all(v is None for v in values):
-        return None
-    over = Overrides(datacenter, *values)
-    return resolve_site({}, over, "command line")
 
 
 def example_file(name: str) -> Path:
@@ -138,13 +43,14 @@ def _render_estimate(console, results) -> None:
             "GPU-h": r["gpu_hours"],
             "MWh": r["energy_kwh"] / 1000,
             "t CO2e": r["co2e_kg"] / 1000,
-            "kL water": r["water_l"] / 1000,
-            "embodied t": r["embodied_co2e_kg"] / 1000,
+            "kL H2O": r["water_l"] / 1000,
+            "emb. t": r["embodied_co2e_kg"] / 1000,
             "total t": r["total_co2e_kg"] / 1000,
         }
         for r in results["runs"]
     ]
-    console.print(rows_table(runs, title="runs (energy = facility energy, PUE applied)"))
+    title = "runs: MWh of facility energy (PUE applied), operational CO2e and water, embodied CO2e"
+    console.print(rows_table(runs, title=title))
     table = [
         {
             "stage": r["stage"],
@@ -164,7 +70,7 @@ def _render_estimate(console, results) -> None:
     )
 
 
-@command(app, "estimate", epilog=ESTIMATE_KEYS)
+@command(app, "estimate", epilog=opt.ESTIMATE_KEYS)
 def estimate(
     manifest: Annotated[
         Path | None,
@@ -173,59 +79,18 @@ def estimate(
             show_default=False,
         ),
     ] = None,
-    datacenter: Datacenter = None,
-    pue: Pue = None,
-    carbon_intensity: Intensity = None,
-    wue_onsite: WueOn = None,
-    wue_offsite: WueOff = None,
-    gpu_model: GpuModelOpt = None,
-    tdp_w: TdpOpt = None,
-    avg_power_w: Annotated[
-        float | None,
-        typer.Option(
-            "--avg-power-w",
-            min=0.0,
-            help="Mean power per GPU for runs given in GPU-hours.",
-            rich_help_panel=_GPU,
-        ),
-    ] = None,
-    utilization: Annotated[
-        float | None,
-        typer.Option(
-            "--utilization",
-            min=0.0,
-            max=1.0,
-            help="Fraction of TDP for runs given in GPU-hours.",
-            rich_help_panel=_GPU,
-        ),
-    ] = None,
-    embodied_co2e_kg_per_gpu: Annotated[
-        float | None,
-        typer.Option(
-            "--embodied-co2e-kg-per-gpu",
-            min=0.0,
-            help="Manufacturing CO2e per GPU (kg).",
-            rich_help_panel=_GPU,
-        ),
-    ] = None,
-    embodied_water_l_per_gpu: Annotated[
-        float | None,
-        typer.Option(
-            "--embodied-water-l-per-gpu",
-            min=0.0,
-            help="Manufacturing water per GPU (L).",
-            rich_help_panel=_GPU,
-        ),
-    ] = None,
-    lifetime_years: Annotated[
-        float | None,
-        typer.Option(
-            "--lifetime-years",
-            min=0.01,
-            help="GPU lifetime for amortising embodied impact.",
-            rich_help_panel=_GPU,
-        ),
-    ] = None,
+    datacenter: opt.Datacenter = None,
+    pue: opt.Pue = None,
+    carbon_intensity: opt.Intensity = None,
+    wue_onsite: opt.WueOn = None,
+    wue_offsite: opt.WueOff = None,
+    gpu_model: opt.GpuModel = None,
+    tdp_w: opt.Tdp = None,
+    avg_power_w: opt.AvgPower = None,
+    utilization: opt.Utilization = None,
+    embodied_co2e_kg_per_gpu: opt.EmbodiedCo2e = None,
+    embodied_water_l_per_gpu: opt.EmbodiedWater = None,
+    lifetime_years: opt.Lifetime = None,
     energy_includes_pue: Annotated[
         bool | None,
         typer.Option(
@@ -233,6 +98,8 @@ def estimate(
             help="Default for runs that give energy_kwh without saying whether PUE is included.",
         ),
     ] = None,
+    co2e_kg_per_home_year: opt.HomeYear = None,
+    water_l_per_person_year: opt.PersonYear = None,
     *,
     run: Run,
 ) -> None:
@@ -241,33 +108,37 @@ def estimate(
     from iclr25.core.carbon_report.manifest import Overrides, load_runs
 
     over = Overrides(
-        datacenter,
-        pue,
-        carbon_intensity,
-        wue_onsite,
-        wue_offsite,
-        gpu_model,
-        tdp_w,
-        avg_power_w,
-        utilization,
-        embodied_co2e_kg_per_gpu,
-        embodied_water_l_per_gpu,
-        lifetime_years,
-        energy_includes_pue,
+        gpu_model=gpu_model,
+        tdp_w=tdp_w,
+        embodied_co2e_kg_per_gpu=embodied_co2e_kg_per_gpu,
+        embodied_water_l_per_gpu=embodied_water_l_per_gpu,
+        lifetime_years=lifetime_years,
+        datacenter=datacenter,
+        pue=pue,
+        carbon_intensity_kg_per_kwh=carbon_intensity,
+        wue_onsite_l_per_kwh=wue_onsite,
+        wue_offsite_l_per_kwh=wue_offsite,
+        avg_power_w=avg_power_w,
+        utilization=utilization,
+        energy_includes_pue=energy_includes_pue,
     )
     if manifest is None:
         manifest = example_file("example_manifest.yaml")
         run.log(f"no manifest given: using the bundled example {manifest}")
+    factors = {
+        "co2e_kg_per_us_home_year": co2e_kg_per_home_year,
+        "water_l_per_us_person_year": water_l_per_person_year,
+    }
     with run.timer("estimate_s"):
         specs, warnings = load_runs(manifest, over)
-        results = summarize(specs)
+        results = summarize(specs, factors)
     for message in warnings:
         run.warn(message)
     if run.wants_artifacts:
         from iclr25.core.carbon_report.plots import stages_figure
 
         run.save_plot(stages_figure(results), "stages.png")
-    config = {"manifest": str(manifest), "overrides": over}
+    config = {"manifest": str(manifest), "overrides": over, "equivalence_factors": factors}
     run.finish(results, config, _render_estimate)
 
 
@@ -334,93 +205,35 @@ def _write_power_artifacts(run: Run, analysis) -> None:
     atomic.write_text(run.artifact_path("series.csv"), "\n".join(series) + "\n")
 
 
-@command(app, "power", epilog=POWER_KEYS)
+@command(app, "power", epilog=opt.POWER_KEYS)
 def power(
     logs: Annotated[
         list[Path] | None,
         typer.Argument(
             help="nvidia-smi CSV, CodeCarbon emissions.csv, or timestamp,gpu,power_w "
-            "CSV/Parquet; one file per node. Default: the bundled example log.",
+            "CSV/Parquet (CSV may be .gz/.bz2); one file per node. Default: the bundled "
+            "example log.",
             show_default=False,
         ),
     ] = None,
-    nodes: Annotated[
-        int | None,
-        typer.Option(
-            "--nodes",
-            min=1,
-            help="Total nodes the files stand for: energy is scaled by nodes / files.",
-        ),
-    ] = None,
-    max_gap: Annotated[
-        float,
-        typer.Option(
-            "--max-gap",
-            min=0.0,
-            help="Sampling intervals longer than this (s) are gaps: reported, not integrated.",
-        ),
-    ] = 60.0,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict", help="Fail on the first malformed row instead of skipping and counting it."
-        ),
-    ] = False,
-    gpu_model: GpuModelOpt = None,
-    tdp_w: TdpOpt = None,
-    dip_threshold: Annotated[
-        float,
-        typer.Option(
-            "--dip-threshold",
-            min=0.0,
-            max=1.5,
-            help="A dip is power below this share of TDP ...",
-            rich_help_panel=_PROFILE,
-        ),
-    ] = 0.5,
-    dip_min_s: Annotated[
-        float,
-        typer.Option(
-            "--dip-min-s",
-            min=0.0,
-            help="... lasting at least this long (s).",
-            rich_help_panel=_PROFILE,
-        ),
-    ] = 5.0,
-    low_share: Annotated[
-        float,
-        typer.Option(
-            "--low-share",
-            min=0.0,
-            max=1.5,
-            help="Report time below this share of TDP.",
-            rich_help_panel=_PROFILE,
-        ),
-    ] = 0.15,
-    high_share: Annotated[
-        float,
-        typer.Option(
-            "--high-share",
-            min=0.0,
-            max=1.5,
-            help="Report time above this share of TDP.",
-            rich_help_panel=_PROFILE,
-        ),
-    ] = 0.85,
-    bin_s: Annotated[
-        float,
-        typer.Option(
-            "--bin-s",
-            min=0.001,
-            help="Resolution of the aggregate power series (s).",
-            rich_help_panel=_PROFILE,
-        ),
-    ] = 1.0,
-    datacenter: Datacenter = None,
-    pue: Pue = None,
-    carbon_intensity: Intensity = None,
-    wue_onsite: WueOn = None,
-    wue_offsite: WueOff = None,
+    nodes: opt.Nodes = None,
+    max_gap: opt.MaxGap = 60.0,
+    strict: opt.Strict = False,
+    gpu_model: opt.GpuModel = None,
+    tdp_w: opt.Tdp = None,
+    embodied_co2e_kg_per_gpu: opt.EmbodiedCo2e = None,
+    embodied_water_l_per_gpu: opt.EmbodiedWater = None,
+    lifetime_years: opt.Lifetime = None,
+    dip_threshold: opt.DipThreshold = 0.5,
+    dip_min_s: opt.DipMin = 5.0,
+    low_share: opt.LowShare = 0.15,
+    high_share: opt.HighShare = 0.85,
+    bin_s: opt.BinS = 1.0,
+    datacenter: opt.Datacenter = None,
+    pue: opt.Pue = None,
+    carbon_intensity: opt.Intensity = None,
+    wue_onsite: opt.WueOn = None,
+    wue_offsite: opt.WueOff = None,
     *,
     run: Run,
 ) -> None:
@@ -437,9 +250,17 @@ def power(
         "--low-share is above --high-share",
         "give --low-share <= --high-share",
     )
+    require(
+        max_gap > 0,
+        f"--max-gap {max_gap:g} would make every sampling interval a gap",
+        "give the longest interval (s) to integrate across, or inf to bridge every gap",
+    )
     profile = ProfileConfig(dip_threshold, dip_min_s, low_share, high_share, bin_s)
-    config = PowerConfig(max_gap, strict, nodes, gpu_model, tdp_w, profile)
-    site = _site(datacenter, pue, carbon_intensity, wue_onsite, wue_offsite)
+    hardware = opt.hardware(
+        gpu_model, tdp_w, embodied_co2e_kg_per_gpu, embodied_water_l_per_gpu, lifetime_years
+    )
+    config = PowerConfig(max_gap, strict, nodes, hardware, profile)
+    site = opt.site(datacenter, pue, carbon_intensity, wue_onsite, wue_offsite)
     if not logs:
         logs = [example_file("example_power_log.csv")]
         run.log(f"no log given: using the bundled example {logs[0]}")
@@ -481,52 +302,44 @@ def _open_log(run: Run, log: Path | None):
 @command(
     app,
     "track",
-    epilog=TRACK_KEYS,
+    epilog=opt.TRACK_KEYS,
     context_settings={"allow_interspersed_args": False},
 )
 def track(
     cmd: Annotated[
         list[str], typer.Argument(help="The command to run, after --.", show_default=False)
     ],
-    interval: Annotated[
-        float, typer.Option("--interval", min=0.01, help="GPU power sampling period (s).")
-    ] = 0.5,
-    log: Annotated[
-        Path | None, typer.Option("--log", help="Write the power log (timestamp,gpu,power_w) here.")
-    ] = None,
-    emissions_csv: Annotated[
-        Path | None,
-        typer.Option(
-            "--emissions-csv", help="Append a CodeCarbon-compatible row to this emissions.csv."
-        ),
-    ] = None,
-    project_name: Annotated[
-        str, typer.Option("--project-name", help="project_name column of emissions.csv.")
-    ] = "iclr25",
-    cpu_tdp_w: Annotated[
-        float,
-        typer.Option(
-            "--cpu-tdp-w",
-            min=1.0,
-            help="CPU package TDP for the estimate used when RAPL is unreadable.",
-        ),
-    ] = 85.0,
-    ram_w_per_gb: Annotated[
-        float, typer.Option("--ram-w-per-gb", min=0.0, help="RAM power model (W per GB resident).")
-    ] = 0.375,
-    datacenter: Datacenter = None,
-    pue: Pue = None,
-    carbon_intensity: Intensity = None,
-    wue_onsite: WueOn = None,
-    wue_offsite: WueOff = None,
+    interval: opt.Interval = 0.5,
+    log: opt.Log = None,
+    emissions_csv: opt.EmissionsCsv = None,
+    project_name: opt.ProjectName = "iclr25",
+    cpu_tdp_w: opt.CpuTdp = 85.0,
+    ram_w_per_gb: opt.RamModel = 0.375,
+    gpu_model: opt.GpuModel = None,
+    embodied_co2e_kg_per_gpu: opt.EmbodiedCo2e = None,
+    embodied_water_l_per_gpu: opt.EmbodiedWater = None,
+    lifetime_years: opt.Lifetime = None,
+    datacenter: opt.Datacenter = None,
+    pue: opt.Pue = None,
+    carbon_intensity: opt.Intensity = None,
+    wue_onsite: opt.WueOn = None,
+    wue_offsite: opt.WueOff = None,
     *,
     run: Run,
 ) -> None:
     """Run CMD and measure GPU (NVML), CPU (RAPL or estimate) and RAM (estimate) energy."""
     from iclr25.core.carbon_report import track as core
+    from iclr25.core.carbon_report.codecarbon_csv import check_appendable
 
-    config = core.TrackConfig(interval, cpu_tdp_w, ram_w_per_gb, project_name=project_name)
-    site = _site(datacenter, pue, carbon_intensity, wue_onsite, wue_offsite)
+    hardware = opt.hardware(
+        gpu_model, None, embodied_co2e_kg_per_gpu, embodied_water_l_per_gpu, lifetime_years
+    )
+    config = core.TrackConfig(
+        interval, cpu_tdp_w, ram_w_per_gb, project_name=project_name, hardware=hardware
+    )
+    site = opt.site(datacenter, pue, carbon_intensity, wue_onsite, wue_offsite)
+    if emissions_csv is not None:
+        check_appendable(emissions_csv)  # before the child runs, not after hours of it
     log_file, tmp, target = _open_log(run, log)
     try:
         measurement = core.track_command(cmd, config, log_file, stdout_to_stderr=run.json)
@@ -541,15 +354,40 @@ def track(
         tmp.replace(target)
     results = core.summarize(measurement, config)
     if site is not None:
-        results.update(core.account(results, site))
+        results.update(core.account(results, site, config))
     _write_emissions(run, emissions_csv, core.emissions_row(measurement, results, config))
     results["files"] = {
         "power_log": str(log) if log else ("power_log.csv" if target else None),
         "emissions_csv": str(emissions_csv) if emissions_csv else None,
     }
     _track_warnings(run, results, measurement)
-    run.finish(results, {"track": config, "site": site, "command": cmd}, None)
+    run.finish(results, {"track": config, "site": site, "command": cmd}, _render_track)
     run.exit_code = measurement.exit_code
+
+
+def _render_track(console, results) -> None:
+    from iclr25.output import render_mapping, rows_table
+
+    gpus = [
+        {
+            "gpu": g["gpu"],
+            "name": g["name"],
+            "kWh": g["energy_kwh"],
+            "mean W": g["avg_power_w"],
+            "method": g["method"],
+        }
+        for g in results["gpus"]
+    ]
+    if gpus:
+        console.print(rows_table(gpus, title="GPUs"))
+    keys = ("exit_code", "duration_s", "gpu_energy_kwh", "cpu_energy_kwh", "ram_energy_kwh")
+    summary = {k: results[k] for k in (*keys, "it_energy_kwh")}
+    for key in ("energy_kwh", "co2e_kg", "water_l", "total_co2e_kg", "total_water_l"):
+        if key in results:
+            summary[key] = results[key]
+    summary["methods"] = results["methods"]
+    summary["files"] = {k: v for k, v in results["files"].items() if v}
+    render_mapping(console, summary, title="tracked command (IT energy; PUE in energy_kwh)")
 
 
 def _write_emissions(run: Run, path: Path | None, row: dict) -> None:
@@ -573,6 +411,13 @@ def _track_warnings(run: Run, results: dict, m) -> None:
     if "co2e_kg" not in results:
         run.warn(
             "no site given: CO2e and water left empty; pass --datacenter or --carbon-intensity"
+        )
+    elif results["gpus"] and not results["accounting"]["embodied_counted"]:
+        names = ", ".join(sorted({g["name"] for g in results["gpus"]}))
+        run.warn(
+            f"GPU model {names} is not a preset: embodied CO2e and water not counted; "
+            "pass --gpu-model or --embodied-co2e-kg-per-gpu, --embodied-water-l-per-gpu "
+            "and --lifetime-years"
         )
     if results["exit_code"]:
         run.warn(

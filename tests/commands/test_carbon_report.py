@@ -110,12 +110,32 @@ def test_power_strict_and_bad_files(cli, tmp_path):
     log = tmp_path / "smi.csv"
     log.write_text(
         "timestamp, index, power.draw [W]\n2024/05/01 12:00:00.000, 0, 300 W\n"
-        "broken\n2024/05/01 12:00:01.000, 0, 300 W\n"
+        "broken\n2024/05/01 12:00:01.000, 0, 300 W\n2024/05/01 12:00:01.000, 0, 900 W\n"
+        "2024/05/01 12:00:00.500, 0, 900 W\n2024/05/01 12:00:02.000, 0, 0.3 kW\n"
     )
     ok = cli("carbon-report", "power", log, "--json")
-    assert ok.returncode == 0 and ok.json()["results"]["skipped"]["malformed_rows"] == 1
+    assert ok.returncode == 0, ok
+    doc = ok.json()
+    skipped = doc["results"]["skipped"]
+    assert skipped == {
+        "malformed_rows": 1,
+        "duplicate_timestamps": 1,
+        "out_of_order": 1,
+        "converted_units": 1,
+    }
+    assert doc["results"]["energy_kwh"] * 3.6e6 == pytest.approx(600.0)  # 300 W for 2 s
+    warnings = " | ".join(doc["warnings"])
+    assert f"{log} line 5" in warnings and f"{log} line 6" in warnings  # duplicate, earlier
+    assert "sort the log by time" in warnings and "converted to W" in warnings
     strict = cli("carbon-report", "power", log, "--strict")
     assert strict.returncode == 2 and "line 3" in strict.stderr and "--strict" in strict.stderr
+    log.write_text(
+        "\n".join(log.read_text().splitlines()[:2] + ["2024/05/01 12:00:00.000, 0, 1 W"])
+    )
+    dup = cli("carbon-report", "power", log, "--strict")
+    assert dup.returncode == 2 and "line 3: duplicate timestamp" in dup.stderr
+    gap = cli("carbon-report", "power", log, "--max-gap", "0")
+    assert gap.returncode == 2 and "inf to bridge every gap" in gap.stderr
     unknown = cli("carbon-report", "power", log, "--gpu-model", "V100")
     assert unknown.returncode == 2 and "h100-sxm" in unknown.stderr
 
@@ -152,6 +172,41 @@ def test_track_cpu_only_round_trip_and_exit_code(cli, tmp_path):
     assert back.json()["results"]["energy_kwh"] == pytest.approx(res["gpu_energy_kwh"], abs=1e-15)
     gpu_row = back.json()["results"]["gpus"][0]
     assert gpu_row["cpu_energy_kwh"] == pytest.approx(res["cpu_energy_kwh"], rel=1e-12)
+
+
+def test_track_refuses_a_foreign_emissions_csv_before_running_the_child(cli, tmp_path):
+    foreign, ran = tmp_path / "emissions.csv", tmp_path / "ran"
+    foreign.write_text("a,b\n1,2\n")
+    code = f"import pathlib; pathlib.Path({str(ran)!r}).write_text('x')"
+    result = cli(
+        "carbon-report", "track", "--emissions-csv", foreign, "--", sys.executable, "-c", code
+    )
+    assert result.returncode == 2 and "other columns" in result.stderr
+    assert not ran.exists() and foreign.read_text() == "a,b\n1,2\n"
+
+
+def test_estimate_gpu_and_equivalence_overrides(cli, tmp_path):
+    manifest = tmp_path / "runs.yaml"
+    manifest.write_text(
+        "runs:\n  - {name: a, stage: final, gpu_hours: 1000, utilization: 0.5, datacenter: texas}\n"
+    )
+    result = cli(
+        "carbon-report",
+        "estimate",
+        manifest,
+        "--gpu-model",
+        "NVIDIA H200",
+        "--co2e-kg-per-home-year",
+        "1000",
+        "--json",
+    )
+    assert result.returncode == 0, result
+    res = result.json()["results"]
+    (run,) = res["runs"]
+    # hand: 1000 GPU-h x 0.5 x 700 W (H200 SXM TDP) = 350 kWh IT; x 1.2 x 0.332 kg/kWh
+    assert run["gpu_model"] == "h200-sxm" and run["it_energy_kwh"] == pytest.approx(350.0)
+    assert run["co2e_kg"] == pytest.approx(350 * 1.2 * 0.332)
+    assert res["equivalences"]["us_home_years"] == pytest.approx(run["total_co2e_kg"] / 1000)
 
 
 def _console_script() -> list[str]:

@@ -35,6 +35,7 @@ import dataclasses
 import math
 
 from iclr25.core.carbon_report.presets import GpuModel, Site, equivalence
+from iclr25.errors import InputError
 
 HOURS_PER_YEAR = 8760.0
 STAGES = ("development", "final", "inference")
@@ -99,12 +100,23 @@ def embodied(gpu_hours: float, gpu: GpuModel) -> tuple[float, float]:
     return gpu_hours * co2e_per_h, gpu_hours * water_per_h
 
 
+def check_finite(row: dict, what: str) -> dict:
+    """``row`` unchanged, or InputError when a footprint overflowed (absurd inputs)."""
+    bad = [k for k in FOOTPRINT_KEYS if row.get(k) is not None and not math.isfinite(row[k])]
+    if bad:
+        raise InputError(
+            f"{what}: {bad[0]} = {row[bad[0]]} (the inputs are too large to add up)",
+            "check the units of energy_kwh, gpu_hours, avg_power_w and the site constants",
+        )
+    return row
+
+
 def account_run(spec: RunSpec) -> dict:
     """The footprint of one run: operational, embodied and total."""
     op = operational(spec.it_energy_kwh, spec.site)
     has_embodied = spec.gpu_hours is not None and spec.gpu is not None
     emb_co2e, emb_water = embodied(spec.gpu_hours, spec.gpu) if has_embodied else (0.0, 0.0)
-    return {
+    row = {
         "name": spec.name,
         "stage": spec.stage,
         "gpus": spec.gpus,
@@ -135,6 +147,7 @@ def account_run(spec: RunSpec) -> dict:
             ),
         },
     }
+    return check_finite(row, f"run {spec.name!r}")
 
 
 def sum_footprints(rows: list[dict]) -> dict[str, float]:
@@ -160,10 +173,18 @@ def development_final_ratio(stages: dict[str, dict]) -> dict[str, float]:
     return {k: _ratio(dev[k], fin[k]) for k in ("energy_kwh", "co2e_kg", "water_l")}
 
 
-def equivalences(total_co2e_kg: float, total_water_l: float) -> dict:
-    """The paper's equivalences: US home-years of electricity, US person-years of water."""
-    per_home, home_src = equivalence("co2e_kg_per_us_home_year")
-    per_person, person_src = equivalence("water_l_per_us_person_year")
+def equivalences(
+    total_co2e_kg: float, total_water_l: float, factors: dict[str, float] | None = None
+) -> dict:
+    """The paper's equivalences: US home-years of electricity, US person-years of water.
+
+    ``factors`` replaces the presets' ``co2e_kg_per_us_home_year`` and/or
+    ``water_l_per_us_person_year``."""
+    given = {k: v for k, v in (factors or {}).items() if v is not None}
+    (per_home, home_src), (per_person, person_src) = (
+        (given[key], "given") if key in given else equivalence(key)
+        for key in ("co2e_kg_per_us_home_year", "water_l_per_us_person_year")
+    )
     return {
         "us_home_years": total_co2e_kg / per_home,
         "us_person_years_water": total_water_l / per_person,
@@ -201,7 +222,7 @@ def breakdown(stages: dict[str, dict], totals: dict) -> list[dict]:
     return rows
 
 
-def summarize(specs: list[RunSpec]) -> dict:
+def summarize(specs: list[RunSpec], equivalence_factors: dict[str, float] | None = None) -> dict:
     """Per run, per stage and total footprints, ratio, equivalences and the paper's table."""
     runs = [account_run(spec) for spec in specs]
     stages = {
@@ -209,7 +230,7 @@ def summarize(specs: list[RunSpec]) -> dict:
         for stage in STAGES
         if any(r["stage"] == stage for r in runs)
     }
-    totals = sum_footprints(runs)
+    totals = check_finite(sum_footprints(runs), "the totals")
     stages_out = dict(stages)
     stages_out["manufacturing"] = {
         "gpu_hours": totals["gpu_hours"],
@@ -224,7 +245,9 @@ def summarize(specs: list[RunSpec]) -> dict:
         "stages": stages_out,
         "totals": totals,
         "development_final_ratio": development_final_ratio(stages),
-        "equivalences": equivalences(totals["total_co2e_kg"], totals["total_water_l"]),
+        "equivalences": equivalences(
+            totals["total_co2e_kg"], totals["total_water_l"], equivalence_factors
+        ),
         "breakdown": breakdown(stages, totals),
         "sources": constant_sources(specs),
     }

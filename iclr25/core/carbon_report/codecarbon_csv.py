@@ -80,18 +80,27 @@ def format_rows(rows: list[dict], header: bool) -> str:
     return buffer.getvalue()
 
 
+def check_appendable(path: Path) -> str:
+    """The text of ``path`` ("" when missing or empty); InputError unless it is a
+    CodeCarbon emissions.csv (same header) that a row can be appended to."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder", "give a file path for --emissions-csv")
+    if not path.exists():
+        return ""
+    existing = path.read_text(encoding="utf-8")
+    first = existing.splitlines()[0] if existing.strip() else ""
+    if first and next(csv.reader([first])) != list(COLUMNS):
+        raise InputError(
+            f"{path}: exists with other columns than CodeCarbon's emissions.csv",
+            "choose another --emissions-csv path",
+        )
+    return existing
+
+
 def append_row(path: Path, row: dict) -> None:
     """Append one row to ``path`` (created with a header when missing)."""
-    path = Path(path)
-    existing = ""
-    if path.exists():
-        existing = path.read_text(encoding="utf-8")
-        first = existing.splitlines()[0] if existing.strip() else ""
-        if first and next(csv.reader([first])) != list(COLUMNS):
-            raise InputError(
-                f"{path}: exists with other columns than CodeCarbon's emissions.csv",
-                "choose another --emissions-csv path",
-            )
-        if existing and not existing.endswith("\n"):
-            existing += "\n"
-    atomic.write_text(path, existing + format_rows([row], header=not existing.strip()))
+    existing = check_appendable(path)
+    if existing and not existing.endswith("\n"):
+        existing += "\n"
+    atomic.write_text(Path(path), existing + format_rows([row], header=not existing.strip()))

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from iclr25.core.carbon_report.power_log import SampleBatch
+from iclr25.core.carbon_report.power_log import Problems, SampleBatch
 from iclr25.core.carbon_report.profile import ProfileAccumulator
 from iclr25.errors import InputError
 
@@ -51,10 +51,12 @@ class FileIntegrator:
         config: IntegrationConfig,
         profile: ProfileAccumulator,
         where: Callable[[int], str] = str,
+        problems: Problems | None = None,
     ) -> None:
         self.config = config
         self.profile = profile
         self.where = where  # data row index -> "file line N" for errors
+        self.problems = problems if problems is not None else Problems()  # dropped samples
         self.k = 0
         for name in ("energy_j", "covered_s", "gap_s", "gap_bridged_j", "max_gap_s"):
             setattr(self, name, np.zeros(0))
@@ -64,6 +66,7 @@ class FileIntegrator:
         self.first_t = np.zeros(0)
         self.gaps: list[tuple[int, float, float]] = []  # (gpu, start_s, duration_s)
         self._carry: tuple[np.ndarray, ...] | None = None  # rows of an incomplete group
+        self._carry_row0 = 0  # data row index of the first carried row
 
     def add_gpus(self, tdp_w: list[float]) -> None:
         """Register new GPUs (dense ids continue from the current count)."""
@@ -82,18 +85,16 @@ class FileIntegrator:
 
     # -- batches ---------------------------------------------------------------------
     def add(self, batch: SampleBatch) -> None:
-        t, gpu, power = batch.t_s, batch.gpu, batch.power_w
-        rows = np.arange(batch.row0, batch.row0 + len(t))
-        if self._carry is not None:
-            t, gpu, power, rows = (
-                np.concatenate([c, x])
-                for c, x in zip(self._carry, (t, gpu, power, rows), strict=True)
+        t, gpu, power, row0 = batch.t_s, batch.gpu, batch.power_w, batch.row0
+        if self._carry is not None:  # the last rows of the previous batch come first
+            t, gpu, power = (
+                np.concatenate([c, x]) for c, x in zip(self._carry, (t, gpu, power), strict=True)
             )
-            self._carry = None
-        if not self._add_regular(t, gpu, power, rows):
-            self._add_general(t, gpu, power, rows)
+            row0, self._carry = self._carry_row0, None
+        if not self._add_regular(t, gpu, power, row0):
+            self._add_general(t, gpu, power, row0)
 
-    def _add_regular(self, t, gpu, power, rows) -> bool:
+    def _add_regular(self, t, gpu, power, row0: int) -> bool:
         k = self.k
         m = len(t) // k if k else 0
         if m == 0 or (gpu < 0).any():
@@ -107,10 +108,11 @@ class FileIntegrator:
             return False
         self._integrate(np.arange(k), times, power[: m * k].reshape(m, k))
         if m * k < len(t):
-            self._carry = (t[m * k :], gpu[m * k :], power[m * k :], rows[m * k :])
+            self._carry = (t[m * k :], gpu[m * k :], power[m * k :])
+            self._carry_row0 = row0 + m * k
         return True
 
-    def _add_general(self, t, gpu, power, rows) -> None:
+    def _add_general(self, t, gpu, power, row0: int) -> None:
         valid = np.flatnonzero(gpu >= 0)
         order = valid[np.argsort(gpu[valid], kind="stable")]
         ids = gpu[order]
@@ -120,7 +122,7 @@ class FileIntegrator:
                 continue
             sel = order[lo:hi]
             g = int(ids[lo])
-            times, watts = self._drop_unordered(g, t[sel], power[sel], rows[sel])
+            times, watts = self._drop_unordered(g, t[sel], power[sel], row0 + sel)
             if len(times):
                 self._integrate(np.array([g]), times[:, None], watts[:, None])
 
@@ -140,6 +142,12 @@ class FileIntegrator:
             )
         self.duplicates[g] += int(duplicate.sum())
         self.out_of_order[g] += int((~duplicate).sum())
+        for kind, rows_of_kind in (
+            ("duplicate_timestamps", rows[dropped[duplicate]]),
+            ("out_of_order", rows[dropped[~duplicate]]),
+        ):
+            where = [self.where(int(r)) for r in rows_of_kind[:5]]
+            self.problems.add(kind, len(rows_of_kind), where)
         return times[keep], watts[keep]
 
     # -- one block: (m, k) samples of GPUs cols ----------------------------------------
@@ -181,5 +189,5 @@ class FileIntegrator:
     def finish(self) -> None:
         if self._carry is not None:
             carry, self._carry = self._carry, None
-            self._add_general(*carry)
+            self._add_general(*carry, self._carry_row0)
         self.profile.finish()

@@ -39,6 +39,7 @@ from iclr25.core.carbon_report.presets import (
 from iclr25.errors import InputError
 
 INT_FIELDS = ("gpus",)
+POSITIVE_FIELDS = ("tdp_w", "lifetime_years")  # divided by: 0 is not a value
 FLOAT_FIELDS = (
     "energy_kwh",
     "gpu_hours",
@@ -63,22 +64,29 @@ STAGE_ALIASES = {
 
 
 @dataclasses.dataclass(frozen=True)
-class Overrides:
-    """Command-line values: constants override every run; energy_includes_pue is a default."""
+class GpuOverrides:
+    """GPU constants from the command line (None: the preset, or the model in the log)."""
+
+    gpu_model: str | None = None
+    tdp_w: float | None = None
+    embodied_co2e_kg_per_gpu: float | None = None
+    embodied_water_l_per_gpu: float | None = None
+    lifetime_years: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Overrides(GpuOverrides):
+    """Command-line values for ``estimate``: constants override every run;
+    ``energy_includes_pue`` is only a default for runs that do not say."""
 
     datacenter: str | None = None
     pue: float | None = None
     carbon_intensity_kg_per_kwh: float | None = None
     wue_onsite_l_per_kwh: float | None = None
     wue_offsite_l_per_kwh: float | None = None
-    gpu_model: str | None = None
-    tdp_w: float | None = None
     avg_power_w: float | None = None
     utilization: float | None = None
-    embodied_co2e_kg_per_gpu: float | None = None
-    embodied_water_l_per_gpu: float | None = None
-    lifetime_years: float | None = None
-    energy_includes_pue: bool | None = None  # default for runs that do not say
+    energy_includes_pue: bool | None = None
 
 
 @dataclasses.dataclass
@@ -214,6 +222,8 @@ def _as_number(value: Any, key: str, where: str) -> float:
         raise InputError(f"{where}: {key}={value!r} must be a finite number >= 0", f"fix {key}")
     if key == "gpus" and (number != int(number) or number < 1):
         raise InputError(f"{where}: gpus={value!r} must be a whole number >= 1", "fix gpus")
+    if key in POSITIVE_FIELDS and number == 0:
+        raise InputError(f"{where}: {key}=0 must be above 0", f"fix {key}")
     return number
 
 
@@ -271,7 +281,7 @@ def resolve_site(fields: dict, over: Overrides, where: str) -> Site:
     return Site(name=name, **values, sources=sources)
 
 
-def resolve_gpu(fields: dict, over: Overrides, where: str) -> GpuModel | None:
+def resolve_gpu(fields: dict, over: GpuOverrides, where: str) -> GpuModel | None:
     """The GPU model with overridden constants, or None when no model and no constants."""
     name = over.gpu_model or fields.get("gpu_model")
     given = {k: fields[k] for k in GPU_FIELDS if k in fields}

@@ -63,7 +63,8 @@ def power_profile_figure(analysis, low_share: float, high_share: float):
         ax_t.axhline(share * tdp_kw, color="gray", ls=style, lw=0.8, label=f"{share:.0%} of TDP")
     ax_t.set_xlabel("hours since the first sample")
     ax_t.set_ylabel("power of the logged GPUs (kW)")
-    title = f"{len(spans)} dip(s) shaded" if spans else "no dips detected"
+    count = analysis.results["profile"]["dips"]["count"]
+    title = f"{count} GPU dip(s), {len(spans)} span(s) shaded" if spans else "no dips detected"
     ax_t.set_title(f"GPU power over time ({title})")
     ax_t.legend(loc="lower right", fontsize=8)
     table = analysis.results["profile"]["share_of_tdp"]

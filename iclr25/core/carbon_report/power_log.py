@@ -12,12 +12,13 @@ Formats (detected from the header, or the Parquet magic bytes):
   ``gpu_energy`` in kWh; read as per-run energy counters, not as a time series.
 
 CSV is read with pyarrow's streaming reader in blocks (bounded memory, one block at a time);
-every column arrives as text and is converted here, so a bad value costs one row, not the
-file. Each batch gives seconds since the file's origin (an integer second near the first
-sample), dense GPU ids and watts; a row that cannot be used has NaN power and is counted
-under a kind (``malformed_rows``, ``missing_power`` for ``[N/A]``, ``bad_power``,
-``negative_power``) with its line number. ``strict`` turns the first such row into an
-InputError naming the file and line.
+every column arrives as raw bytes and is converted here (times by :mod:`timestamps`, power
+by :mod:`power_values`), so a bad value costs one row, not the file. Each batch gives
+seconds since the file's origin (an integer second near the first sample), dense GPU ids
+and watts; a row that cannot be used has NaN power and is counted under a kind
+(``malformed_rows``, ``missing_power`` for ``[N/A]``, ``bad_power``, ``negative_power``)
+with its line number. ``strict`` turns the first such row into an InputError naming the
+file and line. ``.gz`` and ``.bz2`` files are decompressed while streaming.
 """
 
 from __future__ import annotations
@@ -32,14 +33,17 @@ from pathlib import Path
 import numpy as np
 
 from iclr25.core.carbon_report.arrow_numpy import to_numpy
+from iclr25.core.carbon_report.power_values import UNIT_FACTORS, as_text, parse_power
 from iclr25.core.carbon_report.timestamps import parse_timestamps, string_parts
 from iclr25.errors import InputError
 
-BLOCK_BYTES = 3 << 19  # 1.5 MiB CSV blocks (~40k nvidia-smi rows): cache-friendly, low RSS
+# CSV block size (768 KiB, ~21k nvidia-smi rows). Arrow's streaming CSV reader reads up to
+# 32 blocks ahead on its I/O thread (a fixed queue, not an option: ARROW-12090), so about
+# 32 blocks of raw text are held at once: 24 MiB here, 48 MiB with 1.5 MiB blocks, which
+# let the peak RSS climb with the log up to ~50 MB files. Smaller blocks cost per-block
+# overhead: 512 KiB is ~10% slower, 768 KiB as fast as 1.5 MiB on a 10^7-row log.
+BLOCK_BYTES = 3 << 18
 PARQUET_BATCH_ROWS = 262_144
-UNIT_FACTORS = {"mw": 1e-3, "w": 1.0, "kw": 1e3}
-_MISSING = ("", "[n/a]", "n/a", "[not supported]", "[unknown error]", "nan")
-_POWER_RE = r"^(?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[mMkK]?[wW])?$"
 GPU_ID_COLUMNS = ("index", "uuid", "pci.bus_id", "gpu", "gpu_index", "device")
 POWER_COLUMNS = ("power.draw", "power.draw.instant", "power.draw.average")
 
@@ -73,7 +77,20 @@ KIND_TEXT = {
     "bad_power": "power values that are not numbers",
     "negative_power": "negative power values",
     "converted_units": "power values in another unit than the column's",
+    "duplicate_timestamps": "samples repeating a GPU's previous timestamp",
+    "out_of_order": "samples earlier than a GPU's previous one",
 }
+
+
+def open_log(path: Path, mode: str = "rt"):
+    """A log file for reading, decompressing ``.gz`` / ``.bz2`` (as pyarrow's reader does)."""
+    import bz2
+    import gzip
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(Path(path).suffix.lower(), open)
+    if "b" in mode:
+        return opener(path, mode)
+    return opener(path, mode, encoding="utf-8-sig", errors="replace", newline="")
 
 
 def detect_format(path: Path) -> str:
@@ -81,8 +98,11 @@ def detect_format(path: Path) -> str:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such log file", "pass the path of a power log")
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
+    try:
+        with open_log(path, "rb") as fh:
+            head = fh.read(65536)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})", "check the file") from None
     if not head.strip():
         raise InputError(f"{path}: the log is empty", "pass a log with a header and samples")
     if head[:4] == b"PAR1":
@@ -118,66 +138,6 @@ def _header_unit(name: str) -> float:
 
 
 # ---------------------------------------------------------------------------------------
-# value conversion
-# ---------------------------------------------------------------------------------------
-def parse_power(values, unit_factor: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Watts from text like ``612.34 W`` / ``612.34`` / ``0.6 kW``; masks of rejected kinds.
-
-    Values without a unit take the header's unit (``unit_factor``). The fast path is one
-    trim and one cast; a batch with anything else goes through a regular expression."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
-        watts = to_numpy(values.cast(pa.float64())) * unit_factor
-        return _reject_negative(watts, {"missing_power": np.isnan(watts)})
-    text = values.cast(pa.string())
-    try:
-        trimmed = pc.utf8_trim(text, " W")
-        if unit_factor == 1.0 and trimmed.null_count == 0:
-            watts = to_numpy(trimmed.cast(pa.float64()))
-            if not np.isnan(watts).any():
-                return _reject_negative(watts, {})
-    except pa.ArrowInvalid:
-        pass
-    return _parse_power_slow(text, unit_factor)
-
-
-def _reject_negative(watts: np.ndarray, kinds: dict) -> tuple[np.ndarray, dict]:
-    negative = watts < 0
-    if negative.any():
-        watts = np.where(negative, np.nan, watts)
-        kinds["negative_power"] = negative
-    return watts, kinds
-
-
-def _parse_power_slow(text, unit_factor: float) -> tuple[np.ndarray, dict]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    stripped = pc.utf8_trim_whitespace(text.fill_null(""))
-    lowered = pc.utf8_lower(stripped)
-    missing = to_numpy(pc.is_in(lowered, value_set=pa.array(_MISSING)))
-    parts = pc.extract_regex(stripped, _POWER_RE)  # struct of (number, unit) or null
-    matched = to_numpy(parts.is_valid())
-    numbers = pc.struct_field(parts, [0]).cast(pa.float64(), safe=False)
-    watts = to_numpy(numbers.fill_null(np.nan)).astype(np.float64)
-    units = pc.utf8_lower(pc.struct_field(parts, [1])).fill_null("")
-    units = np.array(units.to_pylist(), dtype=object)
-    factors = np.full(len(watts), unit_factor)
-    for unit, factor in UNIT_FACTORS.items():
-        factors[units == unit] = factor
-    converted = matched & (factors != unit_factor)
-    watts = np.where(matched, watts * factors, np.nan)
-    kinds = {
-        "missing_power": missing & ~matched,
-        "bad_power": ~missing & ~matched,
-        "converted_units": converted,
-    }
-    return _reject_negative(watts, kinds)
-
-
-# ---------------------------------------------------------------------------------------
 # readers
 # ---------------------------------------------------------------------------------------
 class PowerLogReader:
@@ -210,7 +170,7 @@ class PowerLogReader:
                     f"{self.path}: not a readable Parquet file ({exc})", "check the file"
                 ) from None
         else:
-            with open(self.path, encoding="utf-8-sig", errors="replace") as fh:
+            with open_log(self.path) as fh:
                 names = next(csv.reader([fh.readline()]))
         return self._roles(names)
 
@@ -318,7 +278,6 @@ class PowerLogReader:
             return "skip"
 
         types = {c: pa.binary() for c in keep}  # no UTF-8 validation of every cell
-        types[self._columns["power"]] = pa.string()
         reader = pcsv.open_csv(
             self.path,
             read_options=pcsv.ReadOptions(
@@ -352,7 +311,7 @@ class PowerLogReader:
         if self.origin_s is None:
             first = parse_timestamps(time_col.slice(0, min(n, 4096)))
             finite = first[np.isfinite(first)]
-            if len(finite) == 0 and n <= 4096:
+            if len(finite) == 0 and n > 4096:  # a long preamble of bad rows: look further
                 first = parse_timestamps(time_col)
                 finite = first[np.isfinite(first)]
             if len(finite):
@@ -360,8 +319,11 @@ class PowerLogReader:
         t = parse_timestamps(time_col, self.origin_s or 0)
         watts, kinds = parse_power(table.column(self._columns["power"]), self._columns["unit"])
         gpu = self._gpu_ids(table, n)
-        blank = self._blank_rows(table) if np.isnan(t).any() else np.zeros(n, bool)
-        malformed = (np.isnan(t) | (gpu < 0)) & ~blank
+        no_time = np.isnan(t)
+        if not (kinds or no_time.any() or (gpu < 0).any()):
+            return SampleBatch(t, gpu, watts, self.rows_read)  # every row usable
+        blank = self._blank_rows(table) if no_time.any() else np.zeros(n, bool)
+        malformed = (no_time | (gpu < 0)) & ~blank
         rows = np.arange(self.rows_read, self.rows_read + n)
         self.record("malformed_rows", rows[malformed])
         usable = ~(malformed | blank)
@@ -378,7 +340,7 @@ class PowerLogReader:
 
         blank = None
         for name in table.column_names:
-            col = table.column(name).cast("string").fill_null("")
+            col = as_text(table.column(name)).fill_null("")
             empty = to_numpy(pc.equal(pc.utf8_trim_whitespace(col), ""))
             blank = empty if blank is None else blank & empty
         return blank
@@ -452,7 +414,7 @@ class PowerLogReader:
         names = self._columns["names"]
         gpu_col, name_col = self._columns["gpu"], self._columns["name"]
         found: dict[str, str] = {}
-        with open(self.path, encoding="utf-8-sig", errors="replace") as fh:
+        with open_log(self.path) as fh:
             rows = csv.reader(fh)
             next(rows, None)
             for i, row in enumerate(rows):
@@ -470,7 +432,7 @@ class PowerLogReader:
 def read_codecarbon(path: Path) -> list[dict]:
     """One entry per run_id: its last row's cumulative energies (kWh), duration and GPUs."""
     path = Path(path)
-    with open(path, encoding="utf-8-sig", newline="") as fh:
+    with open_log(path) as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise InputError(

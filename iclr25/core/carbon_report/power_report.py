@@ -20,11 +20,13 @@ import numpy as np
 from iclr25.core.carbon_report import profile as prof
 from iclr25.core.carbon_report.accounting import RunSpec, account_run
 from iclr25.core.carbon_report.integrate import J_PER_KWH, FileIntegrator, IntegrationConfig
+from iclr25.core.carbon_report.manifest import GpuOverrides, resolve_gpu
 from iclr25.core.carbon_report.power_log import (
     BLOCK_BYTES,
     KIND_TEXT,
     PowerLogReader,
     detect_format,
+    open_log,
     read_codecarbon,
 )
 from iclr25.core.carbon_report.presets import Site, find_gpu_model_key, gpu_model
@@ -38,10 +40,11 @@ class PowerConfig:
     max_gap_s: float = 60.0  # longer sampling intervals are gaps (reported, not bridged)
     strict: bool = False  # the first bad row is an error instead of a counted skip
     nodes: int | None = None  # total nodes the files represent (scale = nodes / files)
-    gpu_model: str | None = None  # overrides the model named in the log
-    tdp_w: float | None = None  # overrides every TDP
+    # GPU model (overrides the one named in the log), TDP (overrides every TDP) and the
+    # embodied constants used by the accounting
+    hardware: GpuOverrides = dataclasses.field(default_factory=GpuOverrides)
     profile: prof.ProfileConfig = dataclasses.field(default_factory=prof.ProfileConfig)
-    block_bytes: int = BLOCK_BYTES  # CSV block read at a time (memory bound)
+    block_bytes: int = BLOCK_BYTES  # CSV block size (arrow holds ~32 blocks: memory bound)
 
 
 @dataclasses.dataclass
@@ -70,15 +73,15 @@ class _TdpResolver:
     def __init__(self, config: PowerConfig, warnings: list[str]) -> None:
         self.config = config
         self.warnings = warnings
-        if config.gpu_model is not None:
-            gpu_model(config.gpu_model)  # unknown names fail early with the valid list
+        if config.hardware.gpu_model is not None:
+            gpu_model(config.hardware.gpu_model)  # unknown names fail early, listing valid ones
 
     def __call__(self, log_name: str | None) -> tuple[float, str | None]:
-        cfg = self.config
-        name = cfg.gpu_model or log_name
+        hardware = self.config.hardware
+        name = hardware.gpu_model or log_name
         key = find_gpu_model_key(name) if name else None
-        if cfg.tdp_w is not None:
-            return float(cfg.tdp_w), key
+        if hardware.tdp_w is not None:
+            return float(hardware.tdp_w), key
         if key is not None:
             return gpu_model(key).tdp_w, key
         default = gpu_model(DEFAULT_GPU)
@@ -93,11 +96,14 @@ class _TdpResolver:
 
 
 def _estimate_rows(path: Path) -> int:
+    """Rows of a log from its size and its first lines (for the progress bar)."""
     size = path.stat().st_size
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
+    with open_log(path, "rb") as fh:
+        head = fh.read(1 << 20)
+        compressed = fh.fileobj.tell() if hasattr(fh, "fileobj") else None  # gzip only
     lines = max(head.count(b"\n"), 1)
-    return max(1, int(size * lines / max(len(head), 1)))
+    ratio = len(head) / compressed if compressed else (5.0 if path.suffix == ".bz2" else 1.0)
+    return max(1, int(size * ratio * lines / max(len(head), 1)))
 
 
 def prefetch(batches, depth: int = 2):
@@ -147,7 +153,7 @@ def _read_file(path, fmt, config, tdp_for, on_progress) -> FileResult:
     names = reader.read_gpu_names()
     profile = prof.ProfileAccumulator(config.profile)
     integ = FileIntegrator(
-        IntegrationConfig(config.max_gap_s, config.strict), profile, reader.where
+        IntegrationConfig(config.max_gap_s, config.strict), profile, reader.where, reader.problems
     )
     models: list[str | None] = []
     for batch in prefetch(reader.batches()):
@@ -370,25 +376,20 @@ def _aggregate_summary(power: np.ndarray, bin_s: float, scale: float) -> dict:
 
 
 def _file_summaries(files: list[FileResult]) -> tuple[list[dict], dict[str, int]]:
-    out, skipped = [], {}
+    out, skipped = [], {"duplicate_timestamps": 0, "out_of_order": 0}
     for node, f in enumerate(files):
         entry = {"path": str(f.path), "node": node, "format": f.format, "gpus": len(f.labels)}
         if f.reader is not None:
             problems = f.reader.problems
             entry.update(
                 rows=f.reader.rows_read,
+                samples=int(f.integrator.n_samples.sum()),
+                duplicates=int(f.integrator.duplicates.sum()),
+                out_of_order=int(f.integrator.out_of_order.sum()),
                 skipped=dict(problems.counts),
                 first_lines=dict(problems.first),
             )
-            entry["samples"] = int(f.integrator.n_samples.sum())
-            entry["duplicates"] = int(f.integrator.duplicates.sum())
-            entry["out_of_order"] = int(f.integrator.out_of_order.sum())
-            counts = {
-                **problems.counts,
-                "duplicate_timestamps": entry["duplicates"],
-                "out_of_order": entry["out_of_order"],
-            }
-            for kind, n in counts.items():
+            for kind, n in problems.counts.items():
                 skipped[kind] = skipped.get(kind, 0) + n
         out.append(entry)
     return out, skipped
@@ -413,26 +414,26 @@ def _gap_summary(files: list[FileResult], max_gap_s: float) -> dict:
     }
 
 
-def _warnings_for(skipped: dict[str, int], gaps: dict, files: list[FileResult]) -> list[str]:
+def _warnings_for(skipped: dict[str, int], gaps: dict, file_info: list[dict]) -> list[str]:
     notes = []
     for kind, count in skipped.items():
-        if count:
-            text = KIND_TEXT.get(kind, kind.replace("_", " "))
-            where = next(
-                (
-                    f.reader.problems.first.get(kind, [None])[0]
-                    for f in files
-                    if f.reader and f.reader.problems.first.get(kind)
-                ),
-                None,
-            )
-            done = "converted to W" if kind == "converted_units" else "skipped"
-            notes.append(f"{count} {text}: {done}" + (f" (first at {where})" if where else ""))
+        if not count:
+            continue
+        firsts = (f.get("first_lines", {}).get(kind) for f in file_info)
+        where = next((lines[0] for lines in firsts if lines), None)
+        done = "converted to W" if kind == "converted_units" else "skipped"
+        note = f"{count} {KIND_TEXT.get(kind, kind)}: {done}"
+        note += f" (first at {where})" if where else ""
+        if kind == "out_of_order":
+            note += "; sort the log by time to keep them"
+        notes.append(note)
     if gaps["count"]:
         notes.append(
-            f"{gaps['count']} gap(s) longer than {gaps['max_gap_setting_s']:g} s not bridged "
-            f"({gaps['total_s']:.1f} s, would add {gaps['energy_if_bridged_kwh']:.4g} kWh); "
-            "pass --max-gap to bridge them"
+            f"{gaps['count']} sampling interval(s) longer than --max-gap "
+            f"{gaps['max_gap_setting_s']:g} s not bridged ({gaps['total_s']:.1f} GPU-s in all, "
+            f"the longest {gaps['max_s']:.1f} s; bridging would add "
+            f"{gaps['energy_if_bridged_kwh']:.4g} kWh); pass --max-gap "
+            f"{math.ceil(gaps['max_s'])} (or inf) to bridge them"
         )
     return notes
 
@@ -480,16 +481,22 @@ def analyse_power(
         tdp_total = sum(float(f.integrator.profile.tdp_w.sum()) for f in files if f.integrator)
     if site is not None:
         accounting = _account(results, files, config, site)
-        results["co2e_kg"], results["water_l"] = accounting["co2e_kg"], accounting["water_l"]
+        for key in ("co2e_kg", "water_l", "total_co2e_kg", "total_water_l"):
+            results[key] = accounting[key]
         results["accounting"] = accounting
-    warnings += _warnings_for(skipped, gaps, files)
+        if not accounting["embodied_counted"]:
+            warnings.append(
+                "no preset GPU model in the logs: embodied CO2e and water not counted; "
+                "pass --gpu-model (or the --embodied-* constants, --tdp-w and --lifetime-years)"
+            )
+    warnings += _warnings_for(skipped, gaps, file_info)
     return PowerAnalysis(results, warnings, series_t, series_p, dips, tdp_total)
 
 
 def _account(results: dict, files: list[FileResult], config: PowerConfig, site: Site) -> dict:
     models = {m for f in files for m in f.models if m}
-    name = config.gpu_model or (models.pop() if len(models) == 1 else None)
-    gpu = gpu_model(name) if name else None
+    name = config.hardware.gpu_model or (models.pop() if len(models) == 1 else None)
+    gpu = resolve_gpu({"gpu_model": name} if name else {}, config.hardware, "--gpu-model")
     spec = RunSpec(
         name="power logs",
         stage="final",

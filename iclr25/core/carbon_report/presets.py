@@ -77,9 +77,10 @@ def gpu_model_names() -> list[str]:
     return sorted(load_presets()["gpus"])
 
 
-def _find_datacenter_key(name: str) -> str | None:
+def _find_key(section: str, name: str) -> str | None:
+    """The key of ``section`` whose key or an alias matches ``name`` once normalised."""
     wanted = _normalise(name)
-    for key, entry in load_presets()["datacenters"].items():
+    for key, entry in load_presets()[section].items():
         if wanted in {_normalise(key), *(_normalise(a) for a in entry.get("aliases", ()))}:
             return key
     return None
@@ -87,7 +88,7 @@ def _find_datacenter_key(name: str) -> str | None:
 
 def datacenter(name: str) -> Site:
     """The preset data center ``name`` (key or alias, any case)."""
-    key = _find_datacenter_key(name)
+    key = _find_key("datacenters", name)
     if key is None:
         raise InputError(
             f"unknown data center preset {name!r}",
@@ -119,10 +120,7 @@ def find_gpu_model_key(name: str) -> str | None:
     norm = _normalise(name)
     if not norm:
         return None
-    for key, entry in load_presets()["gpus"].items():
-        if norm in {_normalise(key), *(_normalise(a) for a in entry.get("aliases", ()))}:
-            return key
-    return _gpu_key_by_family(norm)
+    return _find_key("gpus", norm) or _gpu_key_by_family(norm)
 
 
 def gpu_model(name: str) -> GpuModel:

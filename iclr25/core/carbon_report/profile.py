@@ -57,14 +57,19 @@ def _grow(array: np.ndarray, n: int, fill: float) -> np.ndarray:
 
 
 class ProfileAccumulator:
-    """Histograms, dips, ramps and the binned series of one log file, per dense GPU id."""
+    """Histograms, dips, ramps and the binned series of one log file, per dense GPU id.
+
+    Histograms are stored bin-major, (bins, GPUs), so that a block's ``np.bincount`` only
+    spans the bins it reaches; ``hist_time`` & co. are their (GPUs, bins) views."""
 
     def __init__(self, config: ProfileConfig) -> None:
         self.config = config
         self.tdp_w = np.zeros(0)
-        self.hist_time = np.zeros((0, SHARE_BINS + 1))
-        self.hist_energy = np.zeros((0, SHARE_BINS + 1))
-        self.ramp_hist = np.zeros((0, RAMP_BINS + 1))
+        self._hists = {  # (bins, GPUs) each
+            "time": np.zeros((SHARE_BINS + 1, 0)),
+            "energy": np.zeros((SHARE_BINS + 1, 0)),
+            "ramp": np.zeros((RAMP_BINS + 1, 0)),
+        }
         self.ramp_max_up = np.zeros(0)
         self.ramp_max_down = np.zeros(0)
         self.in_dip = np.zeros(0, dtype=bool)
@@ -74,16 +79,21 @@ class ProfileAccumulator:
         self.dip_energy_j = np.zeros(0)
         self.dips: list[tuple[int, float, float, float]] = []  # (gpu, start_s, dur_s, J)
         self.bin_s = float(config.bin_s)
-        self.series_energy_j = np.zeros(0)
-        self.series_cover_s = np.zeros(0)
+        self._series = np.zeros((2, 0))  # (energy J, covered GPU-s) per bin, with spare room
+        self._series_len = 0  # bins in use
+
+    hist_time = property(lambda self: self._hists["time"].T)  # (GPUs, share bins)
+    hist_energy = property(lambda self: self._hists["energy"].T)  # (GPUs, share bins)
+    ramp_hist = property(lambda self: self._hists["ramp"].T)  # (GPUs, ramp bins)
+    series_energy_j = property(lambda self: self._series[0, : self._series_len])
+    series_cover_s = property(lambda self: self._series[1, : self._series_len])
 
     def add_gpus(self, tdp_w: list[float]) -> None:
         """Register GPUs (dense ids continue from the current count) with their TDPs."""
         n = len(self.tdp_w) + len(tdp_w)
         self.tdp_w = np.concatenate([self.tdp_w, np.asarray(tdp_w, dtype=np.float64)])
-        self.hist_time = _grow(self.hist_time, n, 0.0)
-        self.hist_energy = _grow(self.hist_energy, n, 0.0)
-        self.ramp_hist = _grow(self.ramp_hist, n, 0.0)
+        for key, hist in self._hists.items():
+            self._hists[key] = np.ascontiguousarray(_grow(hist.T, n, 0.0).T)
         self.ramp_max_up = _grow(self.ramp_max_up, n, -np.inf)
         self.ramp_max_down = _grow(self.ramp_max_down, n, np.inf)
         self.in_dip = _grow(self.in_dip, n, False)
@@ -105,29 +115,25 @@ class ProfileAccumulator:
         below = p_mid < self.config.dip_threshold * self.tdp_w[cols]
         if not all_ok:
             below &= ok
-        for j in np.flatnonzero(below.any(axis=0) | self.in_dip[cols]):
-            t_start = t_end[:, j] - dt[:, j]
-            self._add_dips(int(cols[j]), below[:, j], t_start, dt[:, j], energy_j[:, j])
+        if below.any() or self.in_dip[cols].any():
+            self._add_dips(cols, below, t_end, dt, energy_j)
         self._add_series(t_end, dt, time_w, energy_j, ok, all_ok)
 
-    def _flat_index(self, cols, index, width: int) -> np.ndarray:
-        """Bin index (m, k) of GPU columns ``cols`` -> index into (n_gpus * width,), flat."""
-        if len(cols) > 1 or cols[0]:
-            index += (cols * width)[None, :]
-        return index.ravel()
-
-    def _bincount_2d(self, flat, weights, width: int) -> np.ndarray:
-        """Per-GPU histograms: (n_gpus, width) sums of ``weights`` at ``flat``."""
-        size = len(self.tdp_w) * width
-        counts = np.bincount(flat, weights=weights.ravel(), minlength=size)
-        return counts.reshape(len(self.tdp_w), width)
+    def _histogram(self, key: str, cols, index, weights) -> None:
+        """Add ``weights`` (m, k) at bins ``index`` (m, k, intp, overwritten) of GPUs
+        ``cols`` (k,) to the (bins, GPUs) histogram ``key``."""
+        hist = self._hists[key]
+        index *= hist.shape[1]
+        index += cols[None, :]  # flat position in the bin-major histogram
+        counts = np.bincount(index.ravel(), weights=weights.ravel())
+        hist.reshape(-1)[: len(counts)] += counts
 
     def _add_shares(self, cols, p_mid, time_w, energy_j) -> None:
         scaled = p_mid * (SHARE_RES / self.tdp_w[cols])  # (m, k) in fine bins
         np.minimum(scaled, SHARE_BINS, out=scaled)
-        flat = self._flat_index(cols, scaled.astype(np.intp), SHARE_BINS + 1)
-        self.hist_time += self._bincount_2d(flat, time_w, SHARE_BINS + 1)
-        self.hist_energy += self._bincount_2d(flat, energy_j, SHARE_BINS + 1)
+        index = scaled.astype(np.intp)
+        self._histogram("time", cols, index.copy(), time_w)
+        self._histogram("energy", cols, index, energy_j)
 
     def _add_ramps(self, cols, time_w, step, ok, all_ok: bool) -> None:
         ramp = step  # (m, k) W, then W/s in place
@@ -144,53 +150,65 @@ class ProfileAccumulator:
         if RAMP_RES_W_PER_S != 1.0:
             magnitude /= RAMP_RES_W_PER_S
         np.minimum(magnitude, RAMP_BINS, out=magnitude)
-        flat = self._flat_index(cols, magnitude.astype(np.intp), RAMP_BINS + 1)
-        self.ramp_hist += self._bincount_2d(flat, time_w, RAMP_BINS + 1)
+        self._histogram("ramp", cols, magnitude.astype(np.intp), time_w)
 
-    def _close_dips(self, gpu: int, starts, durations, energies) -> None:
-        """Record finished dips of one GPU that last at least ``dip_min_s``."""
-        keep = np.asarray(durations) >= self.config.dip_min_s
+    def _close_dips(self, gpus, starts, durations, energies) -> None:
+        """Record finished dips (arrays, in order) that last at least ``dip_min_s``."""
+        keep = durations >= self.config.dip_min_s
         if not keep.any():
             return
-        starts, durations = np.asarray(starts)[keep], np.asarray(durations)[keep]
-        energies = np.asarray(energies)[keep]
-        self.dip_count[gpu] += len(durations)
-        self.dip_s[gpu] += durations.sum()
-        self.dip_energy_j[gpu] += energies.sum()
+        gpus, starts, durations, energies = (a[keep] for a in (gpus, starts, durations, energies))
+        np.add.at(self.dip_count, gpus, 1)
+        np.add.at(self.dip_s, gpus, durations)
+        np.add.at(self.dip_energy_j, gpus, energies)
         room = MAX_DIPS_KEPT - len(self.dips)
         if room > 0:
-            kept = zip(
-                starts[:room].tolist(),
-                durations[:room].tolist(),
-                energies[:room].tolist(),
-                strict=True,
-            )
-            self.dips.extend((gpu, s, d, e) for s, d, e in kept)
+            kept = (a[:room].tolist() for a in (gpus, starts, durations, energies))
+            self.dips.extend(zip(*kept, strict=True))
 
-    def _add_dips(self, gpu: int, below, t_start, dt, energy_j) -> None:
-        """Runs of below-threshold intervals of one GPU, continuing an open dip."""
-        rows = np.flatnonzero(below)
-        continues = len(rows) > 0 and rows[0] == 0
-        if self.in_dip[gpu] and not continues:
-            self._close_dips(gpu, *self.open_dip[gpu, :, None])
-            self.in_dip[gpu] = False
-        if len(rows) == 0:
-            return
-        breaks = np.flatnonzero(np.diff(rows) > 1)
-        first = np.concatenate([[0], breaks + 1])  # positions in rows where runs start
-        durations = np.add.reduceat(dt[rows], first)
-        energies = np.add.reduceat(energy_j[rows], first)
-        starts = t_start[rows[first]]
-        if self.in_dip[gpu]:  # the open dip continues into this block's first run
-            starts[0] = self.open_dip[gpu, 0]
-            durations[0] += self.open_dip[gpu, 1]
-            energies[0] += self.open_dip[gpu, 2]
-        still_open = bool(rows[-1] == len(below) - 1)
-        closed = len(first) - int(still_open)
-        self._close_dips(gpu, starts[:closed], durations[:closed], energies[:closed])
-        self.in_dip[gpu] = still_open
-        if still_open:
-            self.open_dip[gpu] = (starts[-1], durations[-1], energies[-1])
+    def _add_dips(self, cols, below, t_end, dt, energy_j) -> None:
+        """Runs of below-threshold intervals in a block (m, k), all GPUs at once; a run
+        touching the block's start continues the GPU's open dip, one touching its end
+        stays open."""
+        m = below.shape[0]
+        flat = below.T.ravel()  # (k * m,) GPU after GPU, each in time order
+        first_row = np.zeros_like(flat)
+        first_row[::m] = True
+        last_row = np.zeros_like(flat)
+        last_row[m - 1 :: m] = True
+        run_start = np.flatnonzero(flat & (first_row | ~np.roll(flat, 1)))
+        run_end = np.flatnonzero(flat & (last_row | ~np.roll(flat, -1)))
+        col = run_start // m  # position in cols of each run
+        masked = np.where(flat, dt.T.ravel(), 0.0)  # zeros between runs add nothing
+        durations = np.add.reduceat(masked, run_start) if len(run_start) else masked[:0]
+        masked = np.where(flat, energy_j.T.ravel(), 0.0)
+        energies = np.add.reduceat(masked, run_start) if len(run_start) else masked[:0]
+        row = run_start % m
+        starts = t_end[row, col] - dt[row, col]
+        was_open = self.in_dip[cols]
+        continues = np.zeros(len(cols), dtype=bool)
+        continues[col[row == 0]] = True
+        merge = np.flatnonzero(was_open[col] & (row == 0))  # runs continuing an open dip
+        open_values = self.open_dip[cols[col[merge]]]  # (runs, 3)
+        starts[merge] = open_values[:, 0]
+        durations[merge] += open_values[:, 1]
+        energies[merge] += open_values[:, 2]
+        ended = np.flatnonzero(was_open & ~continues)  # open dips this block does not extend
+        stays = run_end % m == m - 1
+        gpus = np.concatenate([cols[ended], cols[col[~stays]]])
+        order = np.argsort(np.concatenate([ended, col[~stays]]), kind="stable")
+        self._close_dips(
+            gpus[order],
+            np.concatenate([self.open_dip[cols[ended], 0], starts[~stays]])[order],
+            np.concatenate([self.open_dip[cols[ended], 1], durations[~stays]])[order],
+            np.concatenate([self.open_dip[cols[ended], 2], energies[~stays]])[order],
+        )
+        self.in_dip[cols] = False
+        open_cols = cols[col[stays]]
+        self.in_dip[open_cols] = True
+        self.open_dip[open_cols] = np.stack(
+            [starts[stays], durations[stays], energies[stays]], axis=1
+        )
 
     def _add_series(self, t_end, dt, time_w, energy_j, ok, all_ok: bool) -> None:
         if not all_ok and not ok.any():
@@ -198,33 +216,40 @@ class ProfileAccumulator:
         top = float(np.nanmax(t_end[-1]))  # times increase down each column
         while top / self.bin_s >= MAX_SERIES_BINS:
             self._coarsen()
-        mid = t_end - 0.5 * dt  # (m, k) interval midpoints, increasing down each column
+        mid = t_end - 0.5 * dt  # (m, k) interval midpoints
+        if not all_ok:  # intervals that do not count weigh 0: put them in a used bin
+            mid = np.where(ok, mid, mid[ok].min())
+        np.maximum(mid, 0.0, out=mid)
         if self.bin_s != 1.0:
             mid /= self.bin_s
-        if not all_ok:
-            mid = np.where(ok, np.maximum(mid, 0.0), 0.0)
-        elif np.nanmin(mid[0]) < 0:
-            np.maximum(mid, 0.0, out=mid)
-        index = mid.astype(np.intp).ravel()
-        size = max(len(self.series_energy_j), int(top / self.bin_s) + 1)
-        self.series_energy_j = _grow(self.series_energy_j, size, 0.0)
-        self.series_cover_s = _grow(self.series_cover_s, size, 0.0)
-        self.series_energy_j += np.bincount(index, energy_j.ravel(), minlength=size)
-        self.series_cover_s += np.bincount(index, time_w.ravel(), minlength=size)
+        index = mid.astype(np.intp)  # (m, k)
+        if all_ok:  # midpoints increase down each column: the ends bound them
+            lo, hi = int(index[0].min()), int(index[-1].max())
+        else:
+            lo, hi = int(index.min()), int(index.max())
+        index = index.ravel()
+        self._series_len = max(self._series_len, int(top / self.bin_s) + 1, hi + 1)
+        if self._series.shape[1] < self._series_len:  # grow by half again: few copies
+            room = max(self._series_len, self._series.shape[1] * 3 // 2)
+            self._series = _grow(self._series.T, room, 0.0).T.copy()
+        index -= lo
+        span = hi - lo + 1
+        self._series[0, lo : hi + 1] += np.bincount(index, energy_j.ravel(), minlength=span)
+        self._series[1, lo : hi + 1] += np.bincount(index, time_w.ravel(), minlength=span)
 
     def _coarsen(self) -> None:
         """Double the bin width, merging pairs of bins."""
-        for name in ("series_energy_j", "series_cover_s"):
-            values = getattr(self, name)
-            if len(values) % 2:
-                values = np.append(values, 0.0)
-            setattr(self, name, values.reshape(-1, 2).sum(axis=1))  # (n/2,) pairs merged
+        values = self._series[:, : self._series_len]
+        if self._series_len % 2:
+            values = np.concatenate([values, np.zeros((2, 1))], axis=1)
+        self._series = values.reshape(2, -1, 2).sum(axis=2)  # (2, n/2): pairs merged
+        self._series_len = self._series.shape[1]
         self.bin_s *= 2.0
 
     def finish(self) -> None:
         """Close dips still open at the end of the log."""
-        for gpu in np.flatnonzero(self.in_dip):
-            self._close_dips(int(gpu), *self.open_dip[gpu, :, None])
+        gpus = np.flatnonzero(self.in_dip)
+        self._close_dips(gpus, *self.open_dip[gpus].T)
         self.in_dip[:] = False
 
 

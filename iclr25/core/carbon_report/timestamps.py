@@ -19,7 +19,7 @@ import numpy as np
 
 from iclr25.core.carbon_report.arrow_numpy import to_numpy
 
-_MIN_WIDTH, _MAX_WIDTH = 19, 29  # YYYY?MM?DD?HH:MM:SS, then up to 9 fraction digits
+_MIN_WIDTH, _MAX_WIDTH = 19, 30  # YYYY?MM?DD?HH:MM:SS, then up to 9 fraction digits, Z
 _DIGIT_POS = np.array([0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18])
 
 
@@ -35,13 +35,19 @@ def days_from_civil(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 
 def _parse_fixed(rows: np.ndarray, origin_s: int = 0) -> np.ndarray:
-    """(n, width) uint8 rows ``YYYY?MM?DD?HH:MM:SS[.f...]`` -> seconds since ``origin_s``.
+    """(n, width) uint8 rows ``YYYY?MM?DD?HH:MM:SS[.f...][Z]`` -> seconds since ``origin_s``.
 
     Rows whose separators differ from the first row's, or with a non-digit where a digit
     belongs, or an impossible date or time, come back as NaN."""
     n, width = rows.shape
+    ok = np.ones(n, dtype=bool)
+    if rows[0, -1] == ord("Z"):  # the UTC designator (``track`` writes it): parse the rest
+        ok = rows[:, -1] == ord("Z")
+        rows, width = rows[:, :-1], width - 1
+    if width < _MIN_WIDTH:
+        return np.full(n, np.nan)
     digit_pos = np.concatenate([_DIGIT_POS, np.arange(20, width)])
-    ok = ((rows[:, digit_pos] - np.uint8(48)) <= 9).all(axis=1)  # uint8 wraps below '0'
+    ok &= ((rows[:, digit_pos] - np.uint8(48)) <= 9).all(axis=1)  # uint8 wraps below '0'
     sep_pos = [4, 7, 10, 13, 16] + ([19] if width > _MIN_WIDTH else [])
     first = rows[0, sep_pos]
     if not (chr(first[0]) in "/-" and first[1] == first[0] and chr(first[2]) in " T"):
@@ -67,15 +73,19 @@ def _parse_fixed(rows: np.ndarray, origin_s: int = 0) -> np.ndarray:
     return seconds
 
 
-def _parse_repeated(rows: np.ndarray, origin_s: int) -> np.ndarray:
-    """Parse only rows that differ from the row before (multi-GPU logs repeat timestamps)."""
-    n, width = rows.shape
+def _parse_repeated(block: np.ndarray, width: int, origin_s: int) -> np.ndarray:
+    """Parse only rows that differ from the row before (multi-GPU logs repeat timestamps).
+
+    ``block`` is the contiguous bytes of ``n`` rows of ``width`` bytes each."""
+    rows = block.reshape(-1, width)  # (n, width)
+    n = len(rows)
     if n < 2:
         return _parse_fixed(rows, origin_s)
     changed = np.zeros(n, dtype=bool)
     changed[0] = True
     for start in (*range(0, width - 8, 8), width - 8):  # 8-byte words covering each row
-        word = np.ascontiguousarray(rows[:, start : start + 8]).view(np.uint64).ravel()
+        # (n,) unaligned uint64 view with a stride of one row: no copy
+        word = np.ndarray((n,), np.uint64, buffer=block, offset=start, strides=(width,))
         changed[1:] |= word[1:] != word[:-1]
     if changed.sum() > n // 2:
         return _parse_fixed(rows, origin_s)
@@ -107,7 +117,7 @@ def _parse_fixed_width(offsets: np.ndarray, data: np.ndarray, origin_s: int) -> 
     if len(lengths) and (lengths == lengths[0]).all():  # one width: a zero-copy (n, w) view
         width = int(lengths[0])
         if _MIN_WIDTH <= width <= _MAX_WIDTH:
-            out[:] = _parse_repeated(data[offsets[0] : offsets[-1]].reshape(-1, width), origin_s)
+            out[:] = _parse_repeated(data[offsets[0] : offsets[-1]], width, origin_s)
         return out
     for width in np.unique(lengths):
         if not _MIN_WIDTH <= width <= _MAX_WIDTH:
@@ -162,7 +172,8 @@ def parse_timestamps(array, origin_s: int = 0) -> np.ndarray:
         ints = to_numpy(array.cast(pa.int64()).fill_null(0)).astype(np.float64)
         return np.where(to_numpy(array.is_null()), np.nan, ints * unit_s - origin_s)
     if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
-        return to_numpy(array.cast(pa.float64())) - origin_s
+        seconds = to_numpy(array.cast(pa.float64())) - origin_s
+        return np.where(np.isfinite(seconds), seconds, np.nan)  # inf is no time
     if not (pa.types.is_string(array.type) or pa.types.is_binary(array.type)):
         array = array.cast(pa.string())
     offsets, data = string_parts(array)

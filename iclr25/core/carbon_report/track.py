@@ -34,6 +34,8 @@ from pathlib import Path
 from iclr25 import __version__
 from iclr25.core.carbon_report import sensors
 from iclr25.core.carbon_report.integrate import J_PER_KWH
+from iclr25.core.carbon_report.manifest import GpuOverrides, resolve_gpu
+from iclr25.core.carbon_report.presets import find_gpu_model_key
 from iclr25.errors import InputError
 
 LOG_HEADER = "timestamp,gpu,power_w\n"
@@ -46,6 +48,8 @@ class TrackConfig:
     ram_w_per_gb: float = sensors.RAM_W_PER_GB
     powercap_root: Path = Path("/sys/class/powercap")
     project_name: str = "iclr25"
+    # GPU model (default: the name NVML reports) and embodied constants for the accounting
+    hardware: GpuOverrides = dataclasses.field(default_factory=GpuOverrides)
 
 
 def iso_utc(t: float) -> str:
@@ -237,11 +241,26 @@ def _cpu_energy(rapl, start, end, cpu_s: float, config: TrackConfig) -> tuple[fl
     return sensors.cpu_estimate_j(cpu_s, config.cpu_tdp_w, logical), method, True
 
 
-def account(results: dict, site) -> dict:
-    """Carbon and water of a measurement's IT energy at ``site`` (no embodied share)."""
+def account(results: dict, site, config: TrackConfig) -> dict:
+    """Carbon and water of a measurement's IT energy at ``site``, with the embodied share
+    of the measured GPUs for the run's duration (the model NVML names, or --gpu-model)."""
     from iclr25.core.carbon_report.accounting import RunSpec, account_run
 
-    spec = RunSpec("tracked command", "development", results["it_energy_kwh"], "measured", site)
+    names = {r["name"] for r in results["gpus"]}
+    name = config.hardware.gpu_model or (names.pop() if len(names) == 1 else None)
+    fields = {"gpu_model": name} if name and find_gpu_model_key(name) else {}
+    gpu = resolve_gpu(fields, config.hardware, "--gpu-model")
+    count = len(results["gpus"])
+    spec = RunSpec(
+        "tracked command",
+        "development",
+        results["it_energy_kwh"],
+        "measured",
+        site,
+        gpus=count or None,
+        gpu_hours=count * results["duration_s"] / 3600.0 if count else None,
+        gpu=gpu if count else None,
+    )
     acc = account_run(spec)
     keys = ("energy_kwh", "co2e_kg", "water_l", "total_co2e_kg", "total_water_l")
     return {**{k: acc[k] for k in keys}, "accounting": acc}

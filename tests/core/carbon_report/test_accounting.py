@@ -19,6 +19,7 @@ from iclr25.core.carbon_report.accounting import (
 )
 from iclr25.core.carbon_report.manifest import load_runs
 from iclr25.core.carbon_report.presets import Site, datacenter, gpu_model
+from iclr25.errors import InputError
 from iclr25.paths import package_file
 from iclr25.testing import assert_close
 
@@ -155,3 +156,21 @@ def test_pue_included_and_excluded_are_consistent(pue, energy):
     assert math.isclose(fac2, fac, rel_tol=1e-12, abs_tol=1e-9) and math.isclose(
         it2, it, rel_tol=1e-12, abs_tol=1e-9
     )
+
+
+def test_equivalence_factors_can_be_given():
+    texas = datacenter("texas")
+    spec = RunSpec("r", "final", 1000.0, "t", texas)  # 1000 kWh IT -> 1200 kWh x 0.332
+    out = summarize([spec], {"co2e_kg_per_us_home_year": 100.0, "water_l_per_us_person_year": None})
+    eq = out["equivalences"]
+    assert eq["us_home_years"] == pytest.approx(1200 * 0.332 / 100.0)
+    assert eq["sources"]["us_home_years"] == "given"
+    assert eq["water_l_per_us_person_year"] == pytest.approx(113020.4)  # the preset stays
+    assert "paper" in eq["sources"]["us_person_years_water"]
+
+
+def test_overflowing_inputs_are_an_error_not_inf():
+    site = Site("s", 1e308, 0.3, 0.0, 1.0)
+    with pytest.raises(InputError, match="energy_kwh = inf") as err:
+        account_run(RunSpec("huge", "final", 10.0, "t", site))
+    assert "units" in err.value.fix

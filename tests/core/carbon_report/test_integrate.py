@@ -83,8 +83,17 @@ def test_streaming_paths_match_the_reference(tmp_path, helpers, rng):
         assert set(got) == set(expected)
         for gpu in expected:
             assert_close(got[gpu], expected[gpu], rtol=1e-9, what=f"gpu {gpu}, block {block}")
+    last, dropped = {}, {"duplicate_timestamps": 0, "out_of_order": 0}  # the reference's drops
+    for ti, gi, pi in zip(t, g, p, strict=True):
+        if pi != pi:
+            continue
+        if gi in last and ti <= last[gi]:
+            dropped["duplicate_timestamps" if ti == last[gi] else "out_of_order"] += 1
+        else:
+            last[gi] = ti
     skipped = analysis.results["skipped"]
-    assert skipped["duplicate_timestamps"] >= 4 and skipped["out_of_order"] >= 4
+    assert {k: skipped[k] for k in dropped} == dropped
+    assert dropped["duplicate_timestamps"] >= 4 and dropped["out_of_order"] >= 4
     with pytest.raises(InputError, match=r"log\.csv line \d+"):
         analyse_power([path], PowerConfig(strict=True))
     ordered = helpers.write_plain(tmp_path / "dup.csv", [0.0, 1.0, 1.0, 2.0], [0] * 4, [1.0] * 4)
@@ -150,7 +159,9 @@ def test_large_logs_stream_in_bounded_memory(tmp_path):
         "import json, resource, sys\n"
         "from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power\n"
         "r = analyse_power([sys.argv[1]], PowerConfig()).results\n"
-        "print(json.dumps({'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,"
+        # VmHWM: this image's own peak (a child's ru_maxrss starts at its parent's peak)
+        "hwm = [x for x in open('/proc/self/status') if x.startswith('VmHWM')]\n"
+        "print(json.dumps({'rss_mb': int(hwm[0].split()[1]) / 1024,"
         " 'samples': sum(g['samples'] for g in r['gpus'])}))\n"
     )
     peaks = []
@@ -167,3 +178,29 @@ def test_large_logs_stream_in_bounded_memory(tmp_path):
         path.unlink()
     # 3 M more rows would add >= 72 MB as float64 arrays (t, power, id) and ~110 MB as text
     assert peaks[1] - peaks[0] < 30, peaks
+
+
+def test_accounting_of_logs_uses_the_given_gpu_constants(tmp_path, helpers):
+    from iclr25.core.carbon_report.manifest import GpuOverrides
+    from iclr25.core.carbon_report.presets import datacenter
+
+    t = np.arange(0, 3601, 1.0)  # 2 GPUs at 300 W for an hour: 0.6 kWh, 2 GPU-hours
+    path = helpers.write_plain(
+        tmp_path / "log.csv",
+        np.concatenate([t, t]),
+        [0] * len(t) + [1] * len(t),
+        np.full(2 * len(t), 300.0),
+    )
+    hardware = GpuOverrides("NVIDIA H100 80GB HBM3", None, 1000.0, None, 2.0)
+    config = PowerConfig(nodes=4, hardware=hardware)
+    res = analyse_power([path], config, site=datacenter("texas")).results
+    # hand: x 4 nodes; facility = IT x 1.2; CO2e x 0.332; embodied 1000 kg / (2 y x 8760 h)
+    assert res["energy_kwh"] == pytest.approx(4 * 0.6)
+    assert res["co2e_kg"] == pytest.approx(4 * 0.6 * 1.2 * 0.332)
+    acc = res["accounting"]
+    assert acc["gpu_model"] == "h100-sxm" and acc["gpu_hours"] == pytest.approx(4 * 2)
+    assert acc["embodied_co2e_kg"] == pytest.approx(8 * 1000 / (2 * 8760))
+    assert acc["embodied_water_l"] == pytest.approx(8 * 102.6 / (2 * 8760))  # preset water
+    assert res["total_co2e_kg"] == pytest.approx(res["co2e_kg"] + acc["embodied_co2e_kg"])
+    plain = analyse_power([path], PowerConfig(), site=datacenter("texas")).results
+    assert plain["accounting"]["embodied_counted"] is False  # no model named: none counted

@@ -189,6 +189,19 @@ def test_energy_without_gpu_hours_warns_that_embodied_is_not_counted(tmp_path):
                 "name": "x",
                 "stage": "final",
                 "energy_kwh": 1,
+                "gpu_hours": 2,
+                "gpu_model": "H100",
+                "lifetime_years": 0,  # would divide by zero in the amortisation
+                "datacenter": "texas",
+            },
+            "lifetime_years=0 must be above 0",
+            "fix lifetime_years",
+        ),
+        (
+            {
+                "name": "x",
+                "stage": "final",
+                "energy_kwh": 1,
                 "pue": 0.9,
                 "carbon_intensity_kg_per_kwh": 0.1,
                 "wue_onsite_l_per_kwh": 0,

@@ -9,10 +9,10 @@ import pytest
 from iclr25.core.carbon_report.power_log import (
     PowerLogReader,
     detect_format,
-    parse_power,
     read_codecarbon,
 )
 from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
+from iclr25.core.carbon_report.power_values import parse_power
 from iclr25.errors import InputError
 
 
@@ -135,3 +135,69 @@ def test_unusable_logs_fail_clearly(tmp_path, helpers):
         analyse_power([path], PowerConfig())
     with pytest.raises(InputError, match="no such log file"):
         analyse_power([tmp_path / "missing.csv"], PowerConfig())
+
+
+def test_non_finite_power_is_rejected_not_summed(tmp_path):
+    watts, kinds = parse_power(pa.array([b" 300.00 W", b" inf W", b" 1e999 W"]), 1.0)
+    assert watts[0] == 300.0 and np.isnan(watts[1:]).all()
+    assert kinds["bad_power"].nonzero()[0].tolist() == [1, 2]
+    watts, kinds = parse_power(pa.array([300.0, float("inf"), float("nan")]), 1.0)
+    assert kinds["bad_power"].tolist() == [False, True, False]
+    assert kinds["missing_power"].tolist() == [False, False, True]
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "timestamp": [0.0, 1.0, 2.0, float("inf"), 3.0, 4.0],
+            "power_w": [100.0, 100.0, float("inf"), 100.0, 100.0, 100.0],
+        }
+    )
+    pq.write_table(table, tmp_path / "p.parquet")
+    analysis = analyse_power([tmp_path / "p.parquet"], PowerConfig())
+    # hand: samples at 0, 1, 3, 4 s of 100 W (row 3 has no time, row 4 no power) -> 400 J
+    assert analysis.results["measured_energy_kwh"] * 3.6e6 == pytest.approx(400.0)
+    assert analysis.results["skipped"] == {
+        "bad_power": 1,
+        "malformed_rows": 1,
+        "duplicate_timestamps": 0,
+        "out_of_order": 0,
+    }
+    assert analysis.results["files"][0]["first_lines"]["bad_power"] == [
+        f"{tmp_path / 'p.parquet'} row 3"
+    ]
+
+
+def test_a_long_preamble_of_bad_rows_does_not_shift_the_clock(tmp_path, helpers):
+    """The clock origin comes from the first valid time even past the first 4096 rows;
+    before the fix, such a file mixed absolute and relative times across blocks."""
+    t = helpers.T0 + np.arange(3000) * 0.5
+    rows = [("garbage", 0, 100.0)] * 4200
+    path = tmp_path / "pre.csv"
+    lines = ["timestamp,gpu,power_w"] + [f"{a},{g},{p}" for a, g, p in rows]
+    lines += [f"{float(ti)!r},0,{200.0 + (i % 7)}" for i, ti in enumerate(t)]
+    path.write_text("\n".join(lines) + "\n")
+    power = [200.0 + (i % 7) for i in range(len(t))]
+    want = helpers.reference_energy_j(list(t), [0] * len(t), power)[0]
+    analysis = analyse_power([path], PowerConfig(block_bytes=120_000))
+    assert len(analysis.results["files"]) == 1 and analysis.results["skipped"]["out_of_order"] == 0
+    assert analysis.results["skipped"]["malformed_rows"] == 4200
+    assert analysis.results["measured_energy_kwh"] * 3.6e6 == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+def test_compressed_logs_read_like_plain_ones(tmp_path, helpers, suffix):
+    import bz2
+    import gzip
+
+    rows = [(helpers.T0 + 0.5 * i, g, 100.0 + i + g) for i in range(400) for g in range(2)]
+    plain = helpers.write_smi(tmp_path / "smi.csv", rows, name="NVIDIA H100 80GB HBM3")
+    packed = tmp_path / f"smi.csv{suffix}"
+    packed.write_bytes((gzip if suffix == ".gz" else bz2).compress(plain.read_bytes()))
+    want = analyse_power([plain], PowerConfig()).results
+    got = analyse_power([packed], PowerConfig()).results
+    assert got["measured_energy_kwh"] == want["measured_energy_kwh"] > 0
+    assert [g["gpu_model"] for g in got["gpus"]] == ["h100-sxm", "h100-sxm"]  # name column read
+    broken = tmp_path / f"broken.csv{suffix}"
+    broken.write_bytes(b"not compressed at all")
+    with pytest.raises(InputError, match="cannot be read"):
+        analyse_power([broken], PowerConfig())

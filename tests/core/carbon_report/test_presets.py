@@ -25,6 +25,11 @@ from iclr25.errors import InputError
         ("NVIDIA H100 NVL", "h100-nvl"),
         ("A100", "a100-sxm"),
         ("NVIDIA A100-SXM4-80GB", "a100-sxm"),
+        ("NVIDIA A100-SXM4-40GB", "a100-sxm"),  # the nvidia-smi examples
+        ("NVIDIA H200", "h200-sxm"),
+        ("nvidia h100 80gb hbm3", "h100-sxm"),
+        ("NVIDIA H100-SXM5-80GB", "h100-sxm"),
+        ("2 x NVIDIA H100 80GB HBM3", "h100-sxm"),  # CodeCarbon's gpu_model column
         ("NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"),
         ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
         ("H200", "h200-sxm"),
@@ -39,6 +44,8 @@ def test_gpu_names_match_case_insensitively(name, key):
 
 def test_unknown_gpu_lists_the_valid_names():
     assert find_gpu_model_key("Tesla V100-SXM2-16GB") is None
+    assert find_gpu_model_key("NVIDIA GH200 480GB") is None  # not an H200: no silent match
+    assert find_gpu_model_key("NVIDIA H1000") is None
     with pytest.raises(InputError) as err:
         gpu_model("V100")
     assert "h100-sxm" in err.value.fix and "a100-sxm" in err.value.fix

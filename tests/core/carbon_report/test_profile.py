@@ -5,13 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from iclr25.core.carbon_report.manifest import GpuOverrides
 from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
 from iclr25.core.carbon_report.profile import ProfileConfig
 from iclr25.core.carbon_report.synthetic import TraceConfig, write_nvidia_smi_log
+from iclr25.testing import assert_close
 
 
 def _analyse(paths, block_bytes=1 << 20, **profile):
-    config = PowerConfig(tdp_w=700.0, block_bytes=block_bytes, profile=ProfileConfig(**profile))
+    config = PowerConfig(
+        hardware=GpuOverrides(tdp_w=700.0),
+        block_bytes=block_bytes,
+        profile=ProfileConfig(**profile),
+    )
     return analyse_power(paths, config)
 
 
@@ -93,3 +99,42 @@ def test_synthetic_training_trace_shows_the_papers_checkpoint_dips(tmp_path):
     assert 41 < profile["dips"]["duration_s"]["median"] < 45
     assert profile["time_above_high_frac"] > 0.8  # computing above 85% of TDP most of the time
     assert profile["share_percentiles"]["p5"] < 0.2  # and near 15% while checkpointing
+
+
+def _reference_dips(t, p, threshold_w, min_s, max_gap_s):
+    """Plain per-GPU dip finder: maximal runs of intervals with mean power below the
+    threshold (a gap ends a run), kept when they last at least min_s."""
+    dips, run = [], None
+    for i in range(1, len(t)):
+        dt = t[i] - t[i - 1]
+        if dt <= max_gap_s and (p[i] + p[i - 1]) / 2 < threshold_w:
+            run = [t[i - 1], 0.0] if run is None else run
+            run[1] += dt
+            continue
+        if run is not None and run[1] >= min_s:
+            dips.append(tuple(run))
+        run = None
+    if run is not None and run[1] >= min_s:
+        dips.append(tuple(run))
+    return dips
+
+
+@pytest.mark.parametrize("block_bytes", [1 << 20, 2000, 613])
+def test_dips_match_a_plain_reference_across_blocks_and_gaps(tmp_path, helpers, rng, block_bytes):
+    n, gpus = 900, 3
+    t = np.cumsum(rng.uniform(0.5, 1.5, n))
+    t[400:] += 100.0  # a 100 s outage: a gap that ends any dip
+    power = rng.choice([80.0, 200.0, 600.0], size=(n, gpus), p=[0.3, 0.2, 0.5])
+    path = helpers.write_plain(
+        tmp_path / "d.csv", np.repeat(t, gpus), np.tile(np.arange(gpus), n), power.ravel()
+    )
+    analysis = _analyse([path], block_bytes=block_bytes, dip_threshold=0.25, dip_min_s=2.0)
+    want = []
+    for g in range(gpus):
+        want += _reference_dips(t, power[:, g], 0.25 * 700, 2.0, 60.0)
+    got = sorted(analysis.dips)
+    assert len(got) == len(sorted(want)) > 20
+    assert_close(np.array(got), np.array(sorted(want)), rtol=1e-12)
+    dips = analysis.results["profile"]["dips"]
+    assert dips["count"] == len(want)
+    assert_close(dips["total_duration_s"], sum(d for _, d in want), rtol=1e-12)

@@ -79,3 +79,20 @@ def test_days_from_civil_matches_the_calendar():
     ]
     y, m, d = (np.array([getattr(x, k) for x in dates]) for k in ("year", "month", "day"))
     assert days_from_civil(y, m, d).tolist() == [(x - datetime(1970, 1, 1)).days for x in dates]
+
+
+def test_utc_designator_as_track_writes_it():
+    from iclr25.core.carbon_report.track import iso_utc
+
+    epoch = 1714564800.0 + np.array([0.0, 0.25, 86399.999999, 86400.5])
+    text = [iso_utc(t) for t in epoch]  # 2024-05-01T12:00:00.000000Z ...
+    got = parse_timestamps(pa.array(text), 1714564800)
+    np.testing.assert_allclose(got, epoch - 1714564800, rtol=0, atol=1e-6)
+    mixed = parse_timestamps(pa.array([text[0], text[1].replace("Z", "+00:00"), "x" * 27]))
+    np.testing.assert_allclose(mixed[:2], epoch[:2], rtol=0, atol=1e-6)
+    assert np.isnan(mixed[2])
+
+
+def test_non_finite_numeric_times_are_invalid():
+    got = parse_timestamps(pa.array([1.0, float("inf"), float("nan"), -float("inf")]))
+    assert got[0] == 1.0 and np.isnan(got[1:]).all()

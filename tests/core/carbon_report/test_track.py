@@ -155,3 +155,25 @@ def test_emissions_csv_with_other_columns_is_refused(tmp_path):
     with pytest.raises(InputError, match="other columns"):
         append_row(path, {"timestamp": "x"})
     assert path.read_text() == "a,b\n1,2\n"
+
+
+def test_accounting_counts_the_tracked_gpus_embodied_share(tmp_path):
+    from iclr25.core.carbon_report.manifest import GpuOverrides
+    from iclr25.core.carbon_report.presets import datacenter
+    from iclr25.core.carbon_report.track import account
+
+    config = TrackConfig(interval_s=0.05, powercap_root=tmp_path)
+    m = track_command(_child(0.2), config, None, nvml=FakeNvml(), environ={})
+    results = summarize(m, config)
+    out = account(results, datacenter("texas"), config)
+    acc = out["accounting"]
+    gpu_hours = 3 * m.duration_s / 3600  # three H100s (NVML's name) for the run's duration
+    assert acc["gpu_model"] == "h100-sxm" and acc["gpu_hours"] == pytest.approx(gpu_hours)
+    assert acc["embodied_co2e_kg"] == pytest.approx(gpu_hours * 462.5 / (4 * 8760))
+    assert out["total_co2e_kg"] == pytest.approx(out["co2e_kg"] + acc["embodied_co2e_kg"])
+    assert out["co2e_kg"] == pytest.approx(results["it_energy_kwh"] * 1.2 * 0.332)
+    given = TrackConfig(hardware=GpuOverrides(embodied_co2e_kg_per_gpu=100.0, lifetime_years=1))
+    acc = account(results, datacenter("texas"), given)["accounting"]
+    assert acc["embodied_co2e_kg"] == pytest.approx(gpu_hours * 100.0 / 8760)
+    cpu_only = {**results, "gpus": []}
+    assert account(cpu_only, datacenter("texas"), config)["accounting"]["embodied_co2e_kg"] == 0
