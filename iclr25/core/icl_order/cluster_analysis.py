@@ -75,6 +75,13 @@ def validate(cfg: ClusterConfig, pool_size: int | None = None) -> None:
         all_orderings(cfg.k, cfg.max_orderings, cfg.sample, np.random.default_rng(0))  # raises
 
 
+def planned_embeddings(cfg: ClusterConfig) -> int:
+    """Prompts embedded over all draws (for progress bars); checks the options first."""
+    validate(cfg)
+    per_draw = math.factorial(cfg.k) if cfg.k <= 20 else math.inf
+    return cfg.draws * int(min(per_draw, cfg.max_orderings))
+
+
 def _aggregate(per_draw: list[dict], k: int) -> dict:
     """Summary (first/last/middle) of each metric, CIs, and per-position means."""
     out: dict = {}
