@@ -92,3 +92,21 @@ def test_multi_token_label_is_the_mean_log_probability_of_its_tokens(tiny_lms, r
         start = len(prompt) - 1  # the position that predicts the label's first token
         want = np.mean([float(log_p[start + j, t]) for j, t in enumerate(ids)])
         assert_close(got[label], want, rtol=1e-5, atol=1e-5, what=f"{arch} label {label}")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_loads_and_scores_like_float32(tiny_dirs, tiny_lms, reviews, dtype):
+    """--dtype: weights in that dtype; scores (log-probabilities) stay within half
+    precision's rounding of float32's, cached or not."""
+    import torch
+
+    from iclr25.core.icl_order.models import ModelConfig, load_model
+
+    lm = load_model(ModelConfig(model=str(tiny_dirs["llama"]), dtype=dtype, batch_size=5))
+    assert next(lm.model.parameters()).dtype == getattr(torch, dtype)
+    encoded = encode_task(lm.tokenizer, reviews(MULTI))
+    orders = list(itertools.permutations([0, 5, 9], 3))
+    reference = score_naive(tiny_lms["llama"], encoded, orders, [11])
+    half = score_naive(lm, encoded, orders, [11])
+    assert_close(half, reference, rtol=0, atol=0.05)
+    assert_close(score_prefix_tree(lm, encoded, orders, [11]), half, rtol=0, atol=0.01)
