@@ -5,7 +5,9 @@
    time at comparable accuracy. Measured on the embedded model and its built-in task,
    n = 8, k = 4 (56 vs 1,680 evaluations per query), 200 queries (20 with --quick), both
    methods through the same scoring engine (the prefix tree), plus a random order as the
-   no-search baseline.
+   no-search baseline. Beyond accuracy, where each pick ranks among all 1,680
+   organisations by entropy — for cluster search with each middle rule, and for the best
+   of 56 random organisations (``sample``), the control with the same budget.
 2. Beyond the paper: exhaustive scoring through the KV-cache prefix tree against the
    naive one-forward-per-prompt scoring that ICL toolkits (e.g. OpenICL's PPL
    inferencer) use, on the same orderings; the scores must agree to 1e-4.
@@ -25,6 +27,9 @@ NAME = "icl-order"
 TARGETS = {
     "time_saved_cluster_vs_exhaustive": (">=", 0.92),  # the paper's lower figure
     "accuracy_cluster_minus_exhaustive": (">=", -0.05),  # "comparable accuracy"
+    # cluster's pick ranks (mean percentile among all organisations) at least about as
+    # well as the best of as many random organisations (the same budget, no structure)
+    "cluster_pick_percentile_vs_sample": ("<=", 1.25),
     "speedup_prefix_cache_vs_naive": (">=", 2.0),
     "max_abs_logit_diff_prefix_cache": ("<=", 1e-4),
 }
@@ -53,26 +58,51 @@ def _summary(records: list[dict], evaluations: int) -> dict:
     }
 
 
-def _search_comparison(lm, task, encoded, queries: int) -> tuple[dict, dict]:
-    from iclr25.core.icl_order.search import Plan, SearchConfig, plan_queries, search_method
+def _timed_pair(lm, encoded, plan, cfg) -> tuple[dict, dict, list]:
+    """Cluster and exhaustive alternating query by query, so that load from other
+    processes on a shared machine hits both alike: (summaries, seconds, exhaustive scored)."""
+    from iclr25.core.icl_order.search import Plan, search_method
 
-    cfg = SearchConfig(method="cluster", k=4, n_candidates=8, queries=queries)
-    plan = plan_queries(lm, encoded, cfg, seed=0)
-    # cluster and exhaustive alternate query by query, so that load from other processes
-    # on a shared machine hits both alike; random (no search) runs once over all queries
     records = {"cluster": [], "exhaustive": []}
     seconds = {"cluster": 0.0, "exhaustive": 0.0}
     evaluations = {"cluster": 0, "exhaustive": 0}
+    scored = []
     for q, candidates in zip(plan.queries, plan.candidates, strict=True):
         one = Plan([q], [candidates], shared=False)
         for method in records:
-            r, t = search_method(lm, encoded, one, cfg, method, seed=0)
-            records[method] += r["per_query"]
-            seconds[method] += t
-            evaluations[method] += r["evaluations"]
-    results = {m: _summary(recs, evaluations[m]) for m, recs in records.items()}
-    results["random"], seconds["random"] = search_method(lm, encoded, plan, cfg, "random", seed=0)
-    cluster, exhaustive = results["cluster"]["per_query"], results["exhaustive"]["per_query"]
+            r = search_method(lm, encoded, one, cfg, method, seed=0)
+            records[method] += r.results["per_query"]
+            seconds[method] += r.scoring_s
+            evaluations[method] += r.results["evaluations"]
+            if method == "exhaustive":
+                scored += r.scored
+    return {m: _summary(recs, evaluations[m]) for m, recs in records.items()}, seconds, scored
+
+
+def _search_comparison(lm, task, encoded, queries: int) -> tuple[dict, dict]:
+    """The paper's headline, and where each method's pick ranks among all 1,680
+    organisations (``regret.py``): cluster search with each middle rule, the best of 56
+    random organisations (``sample``: the same budget without the structure), one random
+    organisation (no search)."""
+    from dataclasses import replace
+
+    from iclr25.core.icl_order.regret import summarise
+    from iclr25.core.icl_order.search import SearchConfig, plan_queries, search_method
+
+    cfg = SearchConfig(method="cluster", k=4, n_candidates=8, queries=queries)
+    plan = plan_queries(lm, encoded, cfg, seed=0)
+    results, seconds, scored = _timed_pair(lm, encoded, plan, cfg)
+    exhaustive = results["exhaustive"]["per_query"]
+    variants = {f"cluster ({rule} middle)": ("cluster", rule) for rule in ("rank", "labels")}
+    variants.update({"sample": ("sample", cfg.middle), "random": ("random", cfg.middle)})
+    for name, (method, rule) in variants.items():
+        r = search_method(lm, encoded, plan, replace(cfg, middle=rule), method, seed=0)
+        results[name], seconds[name] = r.results, r.scoring_s
+    ranks = {
+        name: summarise(r["per_query"], exhaustive, scored)
+        for name, r in results.items()
+        if name != "exhaustive"
+    }
     ratios = {
         "time_saved_cluster_vs_exhaustive": 1 - seconds["cluster"] / seconds["exhaustive"],
         "accuracy_cluster_minus_exhaustive": (
@@ -81,38 +111,21 @@ def _search_comparison(lm, task, encoded, queries: int) -> tuple[dict, dict]:
         "evaluations_saved_cluster_vs_exhaustive": (
             1 - results["cluster"]["evaluations"] / results["exhaustive"]["evaluations"]
         ),
+        "cluster_pick_percentile_vs_sample": (
+            ranks["cluster"]["mean_percentile"] / max(ranks["sample"]["mean_percentile"], 1e-12)
+        ),
     }
     details = {
         "queries": queries,
         "n": 8,
         "k": 4,
+        "middle": cfg.middle,
         "chance": task.chance,
         "accuracy": {m: r["accuracy"] for m, r in results.items()},
         "evaluations": {m: r["evaluations"] for m, r in results.items()},
         "scoring_s": seconds,
         "mean_entropy": {m: r["mean_entropy"] for m, r in results.items()},
-        # cluster's organisations are a subset of exhaustive's: equal entropy = same optimum
-        "exhaustive_optimum_found": float(
-            np.mean(
-                [
-                    abs(c["entropy"] - e["entropy"]) < 1e-9
-                    for c, e in zip(cluster, exhaustive, strict=True)
-                ]
-            )
-        ),
-        "same_prediction_as_exhaustive": float(
-            np.mean(
-                [c["predicted"] == e["predicted"] for c, e in zip(cluster, exhaustive, strict=True)]
-            )
-        ),
-        "optimum_first_last_equal_cluster_choice": float(
-            np.mean(
-                [
-                    (c["order"][0], c["order"][-1]) == (e["order"][0], e["order"][-1])
-                    for c, e in zip(cluster, exhaustive, strict=True)
-                ]
-            )
-        ),
+        "rank_vs_exhaustive": ranks,
     }
     return ratios, details
 

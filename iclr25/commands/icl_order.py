@@ -2,13 +2,15 @@
 
 Bare ``iclr25 icl-order [--model PATH]`` runs the whole analysis (clustering summary and
 cluster-based vs exhaustive search); ``cluster`` and ``search`` run each part alone.
-Thin layer: options -> config dataclasses -> ``iclr25.core.icl_order`` -> render.
+Thin layer: options -> config dataclasses -> ``iclr25.core.icl_order`` -> render. The
+model and task options of all three live in :mod:`iclr25.commands.icl_order_options`.
 """
 
 from typing import Annotated
 
 import typer
 
+from iclr25.commands.icl_order_options import Source, load_source, with_source_options
 from iclr25.demo import DemoStep
 from iclr25.runner import Run, command, require, with_common_options
 
@@ -18,127 +20,50 @@ HELP = (
     "orders in quadratic time (Pham et al., ICLR 2025)."
 )
 
-# -- options shared by the three entry points ------------------------------------------
-_MODEL = "Model"
-_TASK = "Task"
-Model = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="Causal LM folder (or hub id with --allow-download); default: the embedded model.",
-        rich_help_panel=_MODEL,
-        show_default=False,
-    ),
-]
-Dtype = Annotated[
+K = Annotated[int, typer.Option("--k", help="Demonstrations per prompt.")]
+Candidates = Annotated[int, typer.Option(help="Candidates n pre-selected per query.")]
+Queries = Annotated[int, typer.Option(help="Test queries (held out of the demonstration pool).")]
+Selection = Annotated[
     str,
     typer.Option(
-        help="auto|float32|float16|bfloat16 (auto: float32 on CPU).", rich_help_panel=_MODEL
+        help="random | similar (cosine of the model's embeddings) | shared (one candidate "
+        "set for all queries)."
     ),
 ]
-BatchSize = Annotated[int, typer.Option(help="Sequences per forward pass.", rich_help_panel=_MODEL)]
-TrustRemoteCode = Annotated[
-    bool,
+Middle = Annotated[
+    str,
     typer.Option(
-        help="Run code shipped with the model (only for code you trust).", rich_help_panel=_MODEL
+        help="How cluster search fills the k-2 middle positions: rank (best-ranked rest) | "
+        "labels (best-ranked rest, labels missing from the prompt first)."
     ),
 ]
-AllowDownload = Annotated[
-    bool,
-    typer.Option(
-        help="Let transformers download a hub id (local files only otherwise).",
-        rich_help_panel=_MODEL,
-    ),
+MaxEvaluations = Annotated[
+    int, typer.Option(help="Refuse searches needing more model evaluations.")
 ]
-Task = Annotated[
-    str | None,
-    typer.Option(
-        help="symbolic | symbolic-binary | categories, or a .jsonl/.csv file (text, label).",
-        rich_help_panel=_TASK,
-        show_default=False,
-    ),
-]
-Template = Annotated[
-    str | None,
-    typer.Option(
-        help="Prompt template with {text} then {label}; \\n is a newline. Default: "
-        "'{text} {label}\\n' for built-in tasks, 'Input: {text}\\nLabel: {label}\\n' for files.",
-        rich_help_panel=_TASK,
-        show_default=False,
-    ),
-]
-LabelWords = Annotated[
-    str | None,
-    typer.Option(
-        help="Map label values to words, e.g. '0=negative,1=positive'.",
-        rich_help_panel=_TASK,
-        show_default=False,
-    ),
-]
-TextColumn = Annotated[
-    str, typer.Option(help="Column/field with the input text.", rich_help_panel=_TASK)
-]
-LabelColumn = Annotated[
-    str, typer.Option(help="Column/field with the label.", rich_help_panel=_TASK)
-]
-K = Annotated[int, typer.Option("--k", help="Demonstrations per prompt.")]
 
 CLUSTER_KEYS = (
     "silhouette, purity, distance_ratio (each {first, last, middle}), their *_ci95 "
     "half-widths, by_position, chance_purity, pattern, orderings_per_draw, draws, k, layer, "
-    "draw_examples, model, task"
+    "draw_examples, model, task, template, label_words, label_tokens, chance"
+)
+RANK_KEYS = (
+    "rank_vs_exhaustive {method: mean_percentile, median_rank, mean_regret_nats, "
+    "optimum_found, same_first_last, same_prediction, organisations_per_query}"
 )
 SEARCH_KEYS = (
     "accuracy, evaluations, evaluations_per_query, exhaustive_evaluations_per_query, "
     "cluster_evaluations_per_query, evaluations_saved_vs_exhaustive, mean_entropy, "
-    "per_query, method, k, candidates, queries, selection, fixed_set, model, task, chance; "
-    "with --compare also comparison and accuracy_difference_vs_exhaustive"
+    "per_query, method, middle, k, candidates, queries, selection, fixed_set, model, task, "
+    "template, label_words, label_tokens, chance; with --compare also comparison; with "
+    f"exhaustive compared also accuracy_difference_vs_exhaustive and {RANK_KEYS}"
 )
 ANALYSIS_KEYS = (
     "silhouette, purity, distance_ratio ({first, last, middle}), *_ci95, by_position, "
     "pattern, chance_purity, search {comparison {cluster, exhaustive, random: accuracy, "
-    "evaluations}, evaluations_saved_vs_exhaustive, accuracy_difference_vs_exhaustive}, "
-    "model, task, chance"
+    "evaluations}, evaluations_saved_vs_exhaustive, accuracy_difference_vs_exhaustive, "
+    "rank_vs_exhaustive}, model, task, template, chance"
 )
 TIMING_KEYS = "timings: scoring_s (scoring only, model loading excluded), scoring_<method>_s"
-
-
-def _load(
-    run: Run,
-    model,
-    dtype,
-    batch_size,
-    trust_remote_code,
-    allow_download,
-    task,
-    template,
-    label_words,
-    text_column,
-    label_column,
-):
-    """Model, task and encoded prompts (the heavy imports happen here)."""
-    from iclr25.core.icl_order.models import ModelConfig, load_model
-    from iclr25.core.icl_order.prompts import encode_task
-    from iclr25.core.icl_order.tasks import Template as PromptTemplate
-    from iclr25.core.icl_order.tasks import parse_label_words, resolve_task
-
-    prompt = PromptTemplate.from_cli(template) if template is not None else None
-    task_obj = resolve_task(
-        task, run.seed, prompt, parse_label_words(label_words), text_column, label_column
-    )
-    cfg = ModelConfig(model, dtype, run.device.kind, batch_size, trust_remote_code, allow_download)
-    with run.timer("load_s"):
-        lm = load_model(cfg)
-    encoded = encode_task(lm.tokenizer, task_obj)
-    if model is None and task_obj.name not in ("symbolic", "symbolic-binary", "categories"):
-        run.warn("the embedded model only knows its synthetic world; pass --model for real text")
-    context = {
-        "model": cfg.name,
-        "task": task_obj.name,
-        "label_words": list(task_obj.label_words),
-        "chance": task_obj.chance,
-    }
-    return lm, encoded, context, cfg
 
 
 def _fmt(value) -> str:
@@ -153,7 +78,7 @@ def _render_cluster(console, results) -> None:
         f"{results['task']}, k={results['k']}, {results['draws']} draws)"
     )
     for col in ("partition by", "silhouette", "± 95% CI", "purity", "± 95% CI", "intra/inter"):
-        table.add_column(col)
+        table.add_column(col, justify="right")
     for part in ("first", "last", "middle"):
         table.add_row(
             part,
@@ -170,31 +95,38 @@ def _render_cluster(console, results) -> None:
     )
 
 
+def _search_rows(results: dict, timings: dict) -> list[dict]:
+    """One table row per method: accuracy, evaluations, scoring time."""
+    methods = results.get("comparison") or {results["method"]: results}
+    return [
+        {
+            "method": method,
+            "accuracy": f"{r['accuracy']:.3f}",
+            "evaluations": f"{r['evaluations']:,}",
+            "per query": f"{r['evaluations'] / results['queries']:,.0f}",
+            "scoring s": f"{timings.get(f'scoring_{method}_s', float('nan')):.2f}",
+        }
+        for method, r in methods.items()
+    ]
+
+
+def _rank_lines(results: dict) -> list[str]:
+    """Where each method's picks rank among all the exhaustive organisations."""
+    return [
+        f"{method}: its pick has on average {100 * r['mean_percentile']:.1f}% of the "
+        f"{r['organisations_per_query']:,} exhaustive organisations below it in entropy "
+        f"(median rank {r['median_rank']:,.0f}; the optimum on {100 * r['optimum_found']:.0f}%"
+        f" of queries; regret {r['mean_regret_nats']:.3f} nats)"
+        for method, r in results.get("rank_vs_exhaustive", {}).items()
+    ]
+
+
 def _render_search(console, results, timings: dict) -> None:
     from iclr25.output import rows_table
 
-    rows = [
-        {
-            "method": results["method"],
-            "accuracy": results["accuracy"],
-            "evaluations": results["evaluations"],
-            "per query": results["evaluations_per_query"],
-        }
-    ]
-    if "comparison" in results:
-        rows = [
-            {
-                "method": m,
-                "accuracy": r["accuracy"],
-                "evaluations": r["evaluations"],
-                "per query": r["evaluations"] / results["queries"],
-                "scoring s": timings.get(f"scoring_{m}_s", float("nan")),
-            }
-            for m, r in results["comparison"].items()
-        ]
     console.print(
         rows_table(
-            rows,
+            _search_rows(results, timings),
             title=f"demonstration search ({results.get('model', '')}, "
             f"k={results['k']} of n={results['candidates']}, "
             f"{results['queries']} queries, chance {results.get('chance', 0):.2f})",
@@ -205,10 +137,12 @@ def _render_search(console, results, timings: dict) -> None:
     if "time_saved_vs_exhaustive" in timings:
         line += f"; scoring time saved: {100 * timings['time_saved_vs_exhaustive']:.1f}%"
     elif results["method"] != "exhaustive":
-        line += " (add --compare exhaustive to measure the time saved)"
+        line += " (add --compare exhaustive to measure the time saved and the rank)"
     if "accuracy_difference_vs_exhaustive" in results:
         line += f"; accuracy difference: {results['accuracy_difference_vs_exhaustive']:+.3f}"
     console.print(line)
+    for rank_line in _rank_lines(results):
+        console.print(rank_line)
 
 
 def _save_cluster_plots(run: Run, projection: dict, results: dict) -> None:
@@ -252,6 +186,11 @@ def _label_records(records: list[dict], words: tuple[str, ...]) -> None:
         r["gold_label"] = words[r["gold"]]
 
 
+def _methods(method: str, compare: str) -> tuple[str, ...]:
+    others = (m.strip() for m in compare.split(",") if m.strip())
+    return tuple(dict.fromkeys((method, *others)))
+
+
 app = typer.Typer(
     no_args_is_help=False,  # a bare `iclr25 icl-order` runs the default analysis
     help=HELP + " Bare `iclr25 icl-order` runs the whole analysis on the embedded model.",
@@ -260,41 +199,28 @@ app = typer.Typer(
 )
 
 
+@with_source_options
 def analysis(
-    model: Model = None,
-    task: Task = None,
     k: K = 4,
-    candidates: Annotated[int, typer.Option(help="Candidates n per query for the search.")] = 8,
-    queries: Annotated[int, typer.Option(help="Test queries for the search.")] = 50,
+    candidates: Candidates = 8,
+    queries: Queries = 50,
     draws: Annotated[
         int, typer.Option(help="(query, demonstration set) draws for clustering.")
     ] = 20,
     quick: Annotated[
         bool, typer.Option(help="Fewer draws (8) and queries (16): a demo in seconds.")
     ] = False,
-    selection: Annotated[
-        str, typer.Option(help="Candidate pre-selection: random | similar | shared.")
-    ] = "random",
-    max_evaluations: Annotated[
-        int, typer.Option(help="Refuse searches needing more model evaluations.")
-    ] = 2_000_000,
-    template: Template = None,
-    label_words: LabelWords = None,
-    text_column: TextColumn = "text",
-    label_column: LabelColumn = "label",
-    dtype: Dtype = "auto",
-    batch_size: BatchSize = 64,
-    trust_remote_code: TrustRemoteCode = False,
-    allow_download: AllowDownload = False,
+    selection: Selection = "random",
+    middle: Middle = "rank",
+    max_evaluations: MaxEvaluations = 2_000_000,
     *,
+    source: Source,
     run: Run,
 ) -> None:
     """Run the whole analysis: clustering by position, then cluster vs exhaustive search."""
-    from iclr25.core.icl_order.analysis import AnalysisConfig, run_analysis
+    from iclr25.core.icl_order.analysis import AnalysisConfig, planned_work, run_analysis
     from iclr25.core.icl_order.cluster_analysis import ClusterConfig
-    from iclr25.core.icl_order.cluster_analysis import validate as validate_cluster
     from iclr25.core.icl_order.search import SearchConfig
-    from iclr25.core.icl_order.search import validate as validate_search
 
     if quick:
         draws, queries = min(draws, 8), min(queries, 16)
@@ -307,24 +233,12 @@ def analysis(
             queries=queries,
             selection=selection,
             max_evaluations=max_evaluations,
+            middle=middle,
         ),
     )
-    validate_cluster(cfg.cluster)
-    validate_search(cfg.search)
-    lm, encoded, context, model_cfg = _load(
-        run,
-        model,
-        dtype,
-        batch_size,
-        trust_remote_code,
-        allow_download,
-        task,
-        template,
-        label_words,
-        text_column,
-        label_column,
-    )
-    with run.timer("scoring_s"), run.progress("icl-order analysis") as advance:
+    total = planned_work(cfg)  # validates both configs before the model loads
+    lm, encoded, context, model_cfg = load_source(run, source)
+    with run.timer("scoring_s"), run.progress("icl-order analysis", total) as advance:
         outcome = run_analysis(lm, encoded, cfg, run.seed, run.device.kind, advance, run.log)
     run.timings.update({key: v for key, v in outcome.timings.items() if key != "scoring_s"})
     results = {**context, **outcome.results}
@@ -349,9 +263,8 @@ app.callback(invoke_without_command=True)(with_common_options(analysis))
     epilog=f"JSON results: {CLUSTER_KEYS}. Plots with --out: "
     "projection.png (colour = first, marker = last demonstration), positions.png.",
 )
+@with_source_options
 def cluster(
-    model: Model = None,
-    task: Task = None,
     k: K = 4,
     draws: Annotated[
         int, typer.Option(help="(query, demonstration set) draws averaged over.")
@@ -371,21 +284,18 @@ def cluster(
             help="Plot projection: auto (UMAP if umap-learn is installed, else PCA) | pca | umap."
         ),
     ] = "auto",
-    template: Template = None,
-    label_words: LabelWords = None,
-    text_column: TextColumn = "text",
-    label_column: LabelColumn = "label",
-    dtype: Dtype = "auto",
-    batch_size: BatchSize = 64,
-    trust_remote_code: TrustRemoteCode = False,
-    allow_download: AllowDownload = False,
     *,
+    source: Source,
     run: Run,
 ) -> None:
     """Embed every ordering of k demonstrations and measure clustering by position."""
     import numpy as np
 
-    from iclr25.core.icl_order.cluster_analysis import ClusterConfig, analyze_clustering, validate
+    from iclr25.core.icl_order.cluster_analysis import (
+        ClusterConfig,
+        analyze_clustering,
+        planned_embeddings,
+    )
 
     require(
         projection in ("auto", "pca", "umap"),
@@ -400,22 +310,10 @@ def cluster(
         layer=layer,
         projection=projection,
     )
-    validate(cfg)
-    lm, encoded, context, model_cfg = _load(
-        run,
-        model,
-        dtype,
-        batch_size,
-        trust_remote_code,
-        allow_download,
-        task,
-        template,
-        label_words,
-        text_column,
-        label_column,
-    )
+    total = planned_embeddings(cfg)  # validates before the model loads
+    lm, encoded, context, model_cfg = load_source(run, source)
     rng = np.random.default_rng([run.seed, 0])
-    with run.timer("scoring_s"), run.progress("embedding orderings") as advance:
+    with run.timer("scoring_s"), run.progress("embedding orderings", total) as advance:
         outcome = analyze_clustering(lm, encoded, cfg, rng, run.device.kind, advance)
     results = {**context, **outcome.results}
     if projection == "umap" and outcome.projection.get("method") == "pca":
@@ -431,53 +329,37 @@ def cluster(
     "exhaustive also time_saved_vs_exhaustive (a fraction). Artifacts with --out: "
     "per_query.jsonl, search.png.",
 )
+@with_source_options
 def search(
-    model: Model = None,
-    task: Task = None,
     method: Annotated[str, typer.Option(help="random | exhaustive | cluster.")] = "cluster",
     k: K = 4,
-    candidates: Annotated[int, typer.Option(help="Candidates n pre-selected per query.")] = 8,
-    queries: Annotated[
-        int, typer.Option(help="Test queries (held out of the demonstration pool).")
-    ] = 50,
-    selection: Annotated[
-        str,
-        typer.Option(
-            help="random | similar (cosine of the model's embeddings) | shared (one "
-            "candidate set for all queries)."
-        ),
-    ] = "random",
+    candidates: Candidates = 8,
+    queries: Queries = 50,
+    selection: Selection = "random",
+    middle: Middle = "rank",
     fixed_set: Annotated[
         bool, typer.Option(help="Order a fixed set of k (k! orders) instead of choosing k of n.")
     ] = False,
     compare: Annotated[
         str,
-        typer.Option(help="Also run these methods on the same queries, e.g. 'exhaustive,random'."),
+        typer.Option(
+            help="Also run these methods on the same queries, e.g. 'exhaustive,random' "
+            "(with exhaustive: the rank of each method's choice among all organisations)."
+        ),
     ] = "",
-    max_evaluations: Annotated[
-        int, typer.Option(help="Refuse searches needing more model evaluations.")
-    ] = 2_000_000,
+    max_evaluations: MaxEvaluations = 2_000_000,
     prefix_cache: Annotated[
         bool,
         typer.Option(help="Score through the KV-cache prefix tree (else one forward per prompt)."),
     ] = True,
-    template: Template = None,
-    label_words: LabelWords = None,
-    text_column: TextColumn = "text",
-    label_column: LabelColumn = "label",
-    dtype: Dtype = "auto",
-    batch_size: BatchSize = 64,
-    trust_remote_code: TrustRemoteCode = False,
-    allow_download: AllowDownload = False,
     *,
+    source: Source,
     run: Run,
 ) -> None:
     """Choose and order k of n demonstrations per query by the self-adaptive entropy."""
-    from dataclasses import replace
+    from iclr25.core.icl_order.search import SearchConfig, planned_evaluations, run_search
 
-    from iclr25.core.icl_order.search import SearchConfig, run_search, validate
-
-    others = tuple(m.strip() for m in compare.split(",") if m.strip())
+    methods = _methods(method, compare)
     cfg = SearchConfig(
         method=method,
         k=k,
@@ -487,33 +369,21 @@ def search(
         fixed_set=fixed_set,
         max_evaluations=max_evaluations,
         prefix_cache=prefix_cache,
+        middle=middle,
     )
-    for name in (method, *others):
-        validate(replace(cfg, method=name))
-    lm, encoded, context, model_cfg = _load(
-        run,
-        model,
-        dtype,
-        batch_size,
-        trust_remote_code,
-        allow_download,
-        task,
-        template,
-        label_words,
-        text_column,
-        label_column,
-    )
+    total = planned_evaluations(cfg, methods)  # validates before the model loads
+    lm, encoded, context, model_cfg = load_source(run, source)
     if prefix_cache and lm.cache_keyword is None:
         run.warn("this model takes no key/value cache; scoring one forward per prompt")
-    with run.progress(f"{method} search") as advance:
-        outcome = run_search(lm, encoded, cfg, run.seed, others, advance, run.log)
+    with run.progress(f"{method} search", total) as advance:
+        outcome = run_search(lm, encoded, cfg, run.seed, methods[1:], advance, run.log)
     run.timings.update(outcome.timings)
     results = {**context, **outcome.results}
     _label_records(results["per_query"], encoded.label_words)
     _save_search_artifacts(run, results)
     run.finish(
         results,
-        {"model": model_cfg, "search": cfg, "compare": list(others)},
+        {"model": model_cfg, "search": cfg, "compare": list(methods[1:])},
         lambda console, res: _render_search(console, res, run.timings),
     )
 
@@ -521,11 +391,13 @@ def search(
 def _headline(doc: dict) -> str:
     r = doc["results"]
     comp = r["search"]["comparison"]
+    rank = r["search"]["rank_vs_exhaustive"]["cluster"]
     return (
         f"silhouette first {r['silhouette']['first']:.2f} / last {r['silhouette']['last']:.2f} "
         f"/ middle {r['silhouette']['middle']:.2f}; cluster acc {comp['cluster']['accuracy']:.2f}"
         f" vs exhaustive {comp['exhaustive']['accuracy']:.2f} with "
-        f"{100 * r['search']['evaluations_saved_vs_exhaustive']:.0f}% fewer evaluations"
+        f"{100 * r['search']['evaluations_saved_vs_exhaustive']:.0f}% fewer evaluations "
+        f"(its pick in the top {100 * rank['mean_percentile']:.0f}% on average)"
     )
 
 

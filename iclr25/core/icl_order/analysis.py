@@ -13,10 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr25.core.icl_order.cluster_analysis import ClusterConfig, analyze_clustering
+from iclr25.core.icl_order.cluster_analysis import (
+    ClusterConfig,
+    analyze_clustering,
+    planned_embeddings,
+)
 from iclr25.core.icl_order.models import LoadedModel
 from iclr25.core.icl_order.prompts import EncodedTask
-from iclr25.core.icl_order.search import SearchConfig, run_search
+from iclr25.core.icl_order.search import SearchConfig, planned_evaluations, run_search
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,12 @@ class AnalysisConfig:
     cluster: ClusterConfig
     search: SearchConfig  # its method is the one reported first ("cluster")
     compare: tuple[str, ...] = ("exhaustive", "random")
+
+
+def planned_work(cfg: AnalysisConfig) -> int:
+    """Embeddings plus evaluations of the whole analysis; checks the options first."""
+    methods = (cfg.search.method, *cfg.compare)
+    return planned_embeddings(cfg.cluster) + planned_evaluations(cfg.search, methods)
 
 
 @dataclass
@@ -59,6 +69,7 @@ def run_analysis(
         "pattern",
         "orderings_per_draw",
         "draws",
+        "draw_examples",
     )
     results = {
         "k": cfg.cluster.k,
@@ -75,6 +86,8 @@ def run_analysis(
                 "cluster_evaluations_per_query",
                 "evaluations_saved_vs_exhaustive",
                 "accuracy_difference_vs_exhaustive",
+                "rank_vs_exhaustive",
+                "middle",
             )
             if key in search
         },

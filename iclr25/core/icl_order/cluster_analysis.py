@@ -26,6 +26,7 @@ from iclr25.core.icl_order.prompts import EncodedTask, check_length
 from iclr25.errors import UsageError
 
 METRICS = ("silhouette", "purity", "distance_ratio")
+MAX_ORDERINGS_LIMIT = 40_320  # 8!: silhouettes need N^2 distances per draw
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,21 @@ def validate(cfg: ClusterConfig, pool_size: int | None = None) -> None:
         )
     if cfg.draws < 1:
         raise UsageError(f"--draws {cfg.draws} is not positive", "use 1 or more (20 by default)")
-    if cfg.max_orderings < 2:
-        raise UsageError(f"--max-orderings {cfg.max_orderings} is below 2", "use 2 or more")
+    if not 2 <= cfg.max_orderings <= MAX_ORDERINGS_LIMIT:
+        raise UsageError(
+            f"--max-orderings {cfg.max_orderings:,} is outside 2..{MAX_ORDERINGS_LIMIT:,} "
+            "(8!; silhouettes need the distances of every pair of orderings)",
+            f"use at most {MAX_ORDERINGS_LIMIT:,}, with --sample for k > 8",
+        )
     if not cfg.sample and (cfg.k > 20 or math.factorial(cfg.k) > cfg.max_orderings):
         all_orderings(cfg.k, cfg.max_orderings, cfg.sample, np.random.default_rng(0))  # raises
+
+
+def planned_embeddings(cfg: ClusterConfig) -> int:
+    """Prompts embedded over all draws (for progress bars); checks the options first."""
+    validate(cfg)
+    per_draw = math.factorial(cfg.k) if cfg.k <= 20 else math.inf
+    return cfg.draws * int(min(per_draw, cfg.max_orderings))
 
 
 def _aggregate(per_draw: list[dict], k: int) -> dict:

@@ -7,6 +7,9 @@ path. Local files only unless ``allow_download``; ``trust_remote_code`` only on 
 Batches are **left-padded** with an attention mask and explicit ``position_ids`` (the
 count of real tokens before each one), so the last real token of every row sits at index
 -1 and gets the same positions as in an unpadded forward: batched = single forwards.
+Only the logits of the last few positions are computed (``logits_to_keep``, when the
+model takes it): a real vocabulary of 150,000 words times every position of a batch would
+otherwise cost gigabytes.
 
 The key/value cache API moved across transformers versions (``past_key_values`` became
 ``cache`` in 5.x; ``DynamicCache`` stores ``layers[i].keys`` in 5.x and ``key_cache[i]``
@@ -57,6 +60,7 @@ class LoadedModel:
     n_layers: int
     accepts_position_ids: bool
     cache_keyword: str | None  # "cache", "past_key_values" or None (no cache support)
+    logits_keyword: str | None = None  # "logits_to_keep" (or the older name) or None
 
     @property
     def pad_id(self) -> int:
@@ -177,9 +181,9 @@ def load_model(cfg: ModelConfig) -> LoadedModel:
     device = torch.device(cfg.device)
     model.to(device).eval()
     params = inspect.signature(model.forward).parameters
-    keyword = (
-        "cache" if "cache" in params else "past_key_values" if "past_key_values" in params else None
-    )
+    keyword = next((k for k in ("cache", "past_key_values") if k in params), None)
+    names = ("logits_to_keep", "num_logits_to_keep")  # transformers >= 4.50, 4.45 - 4.49
+    logits_keyword = next((k for k in names if k in params), None)
     n_layers = getattr(model.config, "num_hidden_layers", None) or model.config.n_layer
     return LoadedModel(
         model=model,
@@ -190,6 +194,7 @@ def load_model(cfg: ModelConfig) -> LoadedModel:
         n_layers=int(n_layers),
         accepts_position_ids="position_ids" in params,
         cache_keyword=keyword,
+        logits_keyword=logits_keyword,
     )
 
 
@@ -209,10 +214,17 @@ def left_pad(sequences: list[list[int]], pad_id: int, device):
     return ids.to(device), mask.to(device), positions.to(device)
 
 
-def forward_last(lm: LoadedModel, sequences: list[list[int]], layer: int | None = -1):
-    """One batched forward; returns (logits (B, V), hidden (B, d) or None) at the last
-    token of each sequence. ``layer`` indexes ``hidden_states`` (-1 = final layer output,
-    0 = embeddings); None skips the hidden states."""
+def tail_kwargs(lm: LoadedModel, tail: int) -> dict:
+    """Ask for the logits of the last ``tail`` positions only, when the model can."""
+    return {lm.logits_keyword: max(1, tail)} if lm.logits_keyword else {}
+
+
+def forward_tail(
+    lm: LoadedModel, sequences: list[list[int]], tail: int = 1, layer: int | None = None
+):
+    """One batched forward; returns (logits (B, tail, V) of each sequence's last ``tail``
+    positions, hidden (B, d) at the last token or None). ``layer`` indexes
+    ``hidden_states`` (-1 = final layer output, 0 = embeddings); None skips them."""
     import torch
 
     if any(len(s) == 0 for s in sequences):
@@ -222,10 +234,16 @@ def forward_last(lm: LoadedModel, sequences: list[list[int]], layer: int | None 
     if lm.accepts_position_ids:
         kwargs["position_ids"] = positions
     with torch.inference_mode():
-        out = lm.model(ids, use_cache=False, **kwargs)
-    logits = out.logits[:, -1, :].float()  # (B, V)
+        out = lm.model(ids, use_cache=False, **kwargs, **tail_kwargs(lm, tail))
+    logits = out.logits[:, -tail:, :].float()  # (B, tail, V)
     hidden = None if layer is None else out.hidden_states[layer][:, -1, :].float()  # (B, d)
     return logits, hidden
+
+
+def forward_last(lm: LoadedModel, sequences: list[list[int]], layer: int | None = -1):
+    """(logits (B, V), hidden (B, d) or None) at the last token of each sequence."""
+    logits, hidden = forward_tail(lm, sequences, 1, layer)
+    return logits[:, -1, :], hidden
 
 
 def cache_to_tensors(cache) -> list[tuple[Any, Any]]:

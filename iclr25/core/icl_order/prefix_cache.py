@@ -12,10 +12,12 @@ sharing one candidate pool the depth-k nodes are cached too and each (ordering, 
 costs only the q query tokens.
 
 How a batch of children is run: parent caches are gathered row by row (``index_select``
-on the batch axis), the children's new tokens are right-padded, and the attention mask
+on the batch axis), the children's new tokens are left-padded, and the attention mask
 is the parent's mask followed by the new tokens' mask — so padding can sit in the middle
-of a row, masked out, with ``position_ids`` counting only real tokens. Every logit thus
-equals the naive left-padded forward's up to float rounding (tested to 1e-4).
+of a row, masked out, with ``position_ids`` counting only real tokens. The last new token
+of every row sits at index -1, so only the tail logits are computed (``logits_to_keep``).
+Every score thus equals the naive left-padded forward's up to float rounding (tested to
+1e-4). Multi-token label words add one leaf row per label (``scoring.ScoringRow``).
 
 Memory is bounded: depth-first, at most ``batch_size`` rows per forward and per level.
 """
@@ -33,9 +35,17 @@ from iclr25.core.icl_order.models import (
     LoadedModel,
     cache_to_tensors,
     output_cache,
+    tail_kwargs,
     tensors_to_cache,
 )
 from iclr25.core.icl_order.prompts import EncodedTask
+from iclr25.core.icl_order.scoring import (
+    ScoringRow,
+    merge_scores,
+    read_scores,
+    scoring_rows,
+    tail_length,
+)
 
 
 @dataclass
@@ -71,9 +81,11 @@ def _build_trie(orderings: Sequence[tuple[int, ...]]) -> _Trie:
     return _Trie(dict(children), dict(leaf_rows), depths.pop())
 
 
-def _extend(lm: LoadedModel, parent: Frontier, rows: list[int], new: list[list[int]], keep: bool):
+def _extend(
+    lm: LoadedModel, parent: Frontier, rows: list[int], new: list[list[int]], keep: bool, tail=1
+):
     """Run ``new[i]`` after parent row ``rows[i]``; return (child frontier or None, logits
-    (B, V) at each row's last new token)."""
+    (B, tail, V) at each row's last ``tail`` new tokens)."""
     import torch
 
     device = lm.device
@@ -81,14 +93,14 @@ def _extend(lm: LoadedModel, parent: Frontier, rows: list[int], new: list[list[i
     ids = torch.full((len(new), width), lm.pad_id, dtype=torch.long)
     new_mask = torch.zeros((len(new), width), dtype=torch.long)
     for i, tokens in enumerate(new):
-        ids[i, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-        new_mask[i, : len(tokens)] = 1
+        ids[i, width - len(tokens) :] = torch.tensor(tokens, dtype=torch.long)
+        new_mask[i, width - len(tokens) :] = 1
     ids, new_mask = ids.to(device), new_mask.to(device)
     index = torch.tensor(rows, dtype=torch.long, device=device)
     past_len = parent.lengths.index_select(0, index)  # (B,)
-    positions = past_len[:, None] + torch.arange(width, device=device)[None, :]  # (B, S)
+    positions = past_len[:, None] + (new_mask.cumsum(dim=1) - 1).clamp(min=0)  # (B, S)
     mask = torch.cat([parent.mask.index_select(0, index), new_mask], dim=1)  # (B, T + S)
-    kwargs: dict = {"attention_mask": mask, "use_cache": True}
+    kwargs: dict = {"attention_mask": mask, "use_cache": True, **tail_kwargs(lm, tail)}
     if lm.accepts_position_ids:
         kwargs["position_ids"] = positions
     if parent.kv is not None:
@@ -96,16 +108,26 @@ def _extend(lm: LoadedModel, parent: Frontier, rows: list[int], new: list[list[i
         kwargs[lm.cache_keyword] = tensors_to_cache(gathered)
     with torch.inference_mode():
         out = lm.model(ids, **kwargs)
-    last = new_mask.sum(dim=1) - 1  # (B,)
-    logits = out.logits[torch.arange(len(new), device=device), last].float()  # (B, V)
+    logits = out.logits[:, -tail:, :].float()  # (B, tail, V)
     child = None
     if keep:
-        child = Frontier([], cache_to_tensors(output_cache(out)), mask, past_len + last + 1)
+        lengths = past_len + new_mask.sum(dim=1)  # (B,)
+        child = Frontier([], cache_to_tensors(output_cache(out)), mask, lengths)
     return child, logits
 
 
+@dataclass(frozen=True)
+class _Leaf:
+    """A leaf forward: parent row, full ordering, query slot and scoring row."""
+
+    row: int
+    order: tuple[int, ...]
+    query: int
+    scoring: ScoringRow
+
+
 class PrefixTreeScorer:
-    """``score(orderings, queries)`` -> label logits (n_orderings, n_queries, n_labels)."""
+    """``score(orderings, queries)`` -> label scores (n_orderings, n_queries, n_labels)."""
 
     def __init__(self, lm: LoadedModel, encoded: EncodedTask, on_batch: Callable | None = None):
         if lm.cache_keyword is None:
@@ -118,9 +140,10 @@ class PrefixTreeScorer:
     def score(self, orderings: Sequence[tuple[int, ...]], queries: Sequence[int]) -> np.ndarray:
         import torch
 
-        n_labels = len(self.encoded.label_ids)
+        n_labels = len(self.encoded.label_tokens)
         self._out = np.full((len(orderings), len(queries), n_labels), np.nan)
         self._queries = list(queries)
+        self._rows = scoring_rows(self.encoded)
         if not orderings or not queries:
             return self._out
         self._trie = _build_trie(orderings)
@@ -177,22 +200,25 @@ class PrefixTreeScorer:
         return None
 
     def _finish_leaves(self, parent: Frontier, jobs: list, query_only: bool = False) -> None:
-        """Leaf forwards: (parent row, full ordering, query slot) -> label logits."""
-        label_ids = self.encoded.label_ids
-        for start in range(0, len(jobs), self.lm.batch_size):
-            chunk = jobs[start : start + self.lm.batch_size]
+        """Leaf forwards: (parent row, full ordering, query slot) -> label scores."""
+        leaves = [_Leaf(r, order, q, row) for r, order, q in jobs for row in self._rows]
+        encoded = self.encoded
+        for start in range(0, len(leaves), self.lm.batch_size):
+            chunk = leaves[start : start + self.lm.batch_size]
             new = []
-            for _, order, q in chunk:
-                tail = [] if query_only or not order else self.encoded.demos[order[-1]]
-                new.append(tail + self.encoded.queries[self._queries[q]])
-            _, logits = _extend(self.lm, parent, [r for r, _, _ in chunk], new, keep=False)
+            for leaf in chunk:
+                tail = [] if query_only or not leaf.order else encoded.demos[leaf.order[-1]]
+                query = encoded.queries[self._queries[leaf.query]]
+                new.append(tail + query + list(leaf.scoring.suffix))
+            scoring = [leaf.scoring for leaf in chunk]
+            tail = tail_length(encoded, scoring)
+            _, logits = _extend(self.lm, parent, [x.row for x in chunk], new, False, tail)
             self.forwards += 1
-            values = logits[:, label_ids].cpu().numpy()
-            for (_, order, q), row_values in zip(chunk, values, strict=True):
-                for row in self._trie.leaf_rows[order]:
-                    self._out[row, q] = row_values
+            for leaf, values in zip(chunk, read_scores(logits, scoring, encoded), strict=True):
+                for row in self._trie.leaf_rows[leaf.order]:
+                    merge_scores(self._out[row, leaf.query], values)
             if self.on_batch is not None:
-                self.on_batch(len(chunk))
+                self.on_batch(len(chunk) / len(self._rows))
 
 
 def score_prefix_tree(
@@ -202,5 +228,5 @@ def score_prefix_tree(
     queries: Sequence[int],
     on_batch: Callable[[int], None] | None = None,
 ) -> np.ndarray:
-    """Label logits (n_orderings, n_queries, n_labels), equal to ``score_naive``'s."""
+    """Label scores (n_orderings, n_queries, n_labels), equal to ``score_naive``'s."""
     return PrefixTreeScorer(lm, encoded, on_batch).score(orderings, queries)

@@ -11,9 +11,12 @@ scoring use exactly these ids, so their scores agree. (With BPE tokenizers the r
 differ from tokenizing the joined string only at segment boundaries, which end in the
 template's newline.)
 
-Label words must each be one token in the position after the query (``' positive'`` for
-GPT-2), distinct, and known to the tokenizer; otherwise :func:`label_token_ids` says which
-word fails and why.
+Label words are scored as the tokens that continue the query (``' positive'`` for GPT-2,
+whose BPE puts the space into the word; ``'▁positive'`` for SentencePiece-style
+tokenizers). A word of several tokens is scored by the *mean* log-probability of its
+tokens, as self-adaptive ICL averages the label's cross-entropy (``scoring.py``).
+:func:`label_tokens` refuses a word the tokenizer does not know (``[UNK]``), one whose
+tokens would merge with the query's, and words that tokenize alike — saying which.
 """
 
 from __future__ import annotations
@@ -37,34 +40,35 @@ def special_prefix(tokenizer) -> list[int]:
     return []
 
 
-def label_token_ids(tokenizer, task: Task) -> list[int]:
-    """One token id per label word, as the model would produce it after a query."""
+def label_tokens(tokenizer, task: Task) -> list[list[int]]:
+    """The token ids of each label word, as the model would produce them after a query."""
     query = task.query(0)
     base = _ids(tokenizer, query)
     unk = tokenizer.unk_token_id
-    ids = []
+    out = []
     for word in task.label_words:
         full = _ids(tokenizer, query + task.template.label_continuation(word))
         extra = full[len(base) :]
         pieces = tokenizer.convert_ids_to_tokens(extra)
-        if full[: len(base)] != base or len(extra) != 1:
+        if full[: len(base)] != base or not extra:
             raise InputError(
-                f"label word {word!r} is not a single token of this tokenizer "
-                f"(it becomes {pieces})",
-                "choose single-token label words, e.g. with --label-words '0=no,1=yes'",
+                f"label word {word!r} merges with the end of the query {query!r} "
+                f"in this tokenizer (it becomes {tokenizer.convert_ids_to_tokens(full)})",
+                "put a space or newline before {label} in --template",
             )
-        if unk is not None and extra[0] == unk:
+        if unk is not None and unk in extra:
             raise InputError(
                 f"label word {word!r} is not in the tokenizer's vocabulary (it becomes {pieces})",
-                "choose label words the tokenizer knows, with --label-words",
+                "choose label words the tokenizer knows with --label-words "
+                "(or pass --model for a real language model)",
             )
-        ids.append(extra[0])
-    if len(set(ids)) != len(ids):
+        out.append(extra)
+    if len({tuple(t) for t in out}) != len(out):
         raise InputError(
             f"label words {list(task.label_words)} do not map to distinct tokens",
-            "choose label words that differ in their first token",
+            "choose label words that tokenize differently",
         )
-    return ids
+    return out
 
 
 @dataclass
@@ -74,9 +78,14 @@ class EncodedTask:
     prefix: list[int]  # special tokens before the first demonstration
     demos: list[list[int]]  # demos[i] = ids of example i as a demonstration
     queries: list[list[int]]  # queries[i] = ids of example i as the query
-    label_ids: list[int]  # one token id per label word
+    label_tokens: list[list[int]]  # the token ids of each label word (>= 1 each)
     labels: list[int]  # gold label index of each example
     label_words: tuple[str, ...] = ()
+    unknown_share: float = 0.0  # share of the queries' tokens that are the tokenizer's UNK
+
+    @property
+    def single_token_labels(self) -> bool:
+        return all(len(t) == 1 for t in self.label_tokens)
 
     def prompt(self, order: tuple[int, ...], query: int) -> list[int]:
         ids = list(self.prefix)
@@ -85,15 +94,18 @@ class EncodedTask:
         return ids + self.queries[query]
 
 
-def encode_task(tokenizer, task: Task, max_length: int | None = None) -> EncodedTask:
-    label_ids = label_token_ids(tokenizer, task)
+def encode_task(tokenizer, task: Task) -> EncodedTask:
+    labels = label_tokens(tokenizer, task)
     prefix = special_prefix(tokenizer)
     demos = [_ids(tokenizer, task.demonstration(i)) for i in range(len(task))]
     queries = [_ids(tokenizer, task.query(i)) for i in range(len(task))]
     for i, query in enumerate(queries):
         if not query:
             raise InputError(f"example {i} of {task.name} tokenizes to nothing", "remove it")
-    return EncodedTask(prefix, demos, queries, label_ids, list(task.labels), task.label_words)
+    unk = tokenizer.unk_token_id
+    total = sum(map(len, queries))
+    unknown = sum(q.count(unk) for q in queries) / total if unk is not None else 0.0
+    return EncodedTask(prefix, demos, queries, labels, list(task.labels), task.label_words, unknown)
 
 
 def check_length(encoded: EncodedTask, k: int, max_positions: int | None) -> None:
@@ -101,7 +113,7 @@ def check_length(encoded: EncodedTask, k: int, max_positions: int | None) -> Non
     if not max_positions:
         return
     longest = len(encoded.prefix) + sum(sorted(map(len, encoded.demos))[-k:])
-    longest += max(map(len, encoded.queries))
+    longest += max(map(len, encoded.queries)) + max(map(len, encoded.label_tokens)) - 1
     if longest > max_positions:
         raise InputError(
             f"prompts of k={k} demonstrations can reach {longest} tokens, above the model's "

@@ -13,10 +13,11 @@ select-then-rank search of self-adaptive ICL (Wu et al., ACL 2023). For each tes
    * ``exhaustive``: every ordered k-subset, P(n, k) = n!/(n-k)! organisations (or the
      k! orders of the first k candidates with ``fixed_set``);
    * ``cluster``: only the n(n-1) choices of (first, last) demonstration — the positions
-     whose demonstrations the prompt embeddings cluster by. The paper does not say how
-     the middle is filled; our rule: the k-2 best-ranked remaining candidates (selection
-     rank: similarity, or the random draw order), in rank order. With ``fixed_set``,
-     k(k-1) choices over the first k candidates, the middle in rank order;
+     whose demonstrations the prompt embeddings cluster by (``cluster_search.py``, which
+     also documents the rules filling the middle); with ``fixed_set``, k(k-1) choices;
+   * ``sample``: the best of n(n-1) ordered k-subsets drawn at random — cluster search's
+     budget without its structure, the control that says what the (first, last)
+     structure adds (beyond the paper);
    * ``random``: one random ordered k-subset, no search (the baseline).
 
 Symbols: ``n`` -> n candidates, ``k`` -> k demonstrations, ``P(n, k)`` ->
@@ -28,17 +29,19 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from iclr25.core.icl_order.cluster_search import MIDDLE_RULES, cluster_count, cluster_orderings
 from iclr25.core.icl_order.models import LoadedModel
 from iclr25.core.icl_order.prompts import EncodedTask, check_length
+from iclr25.core.icl_order.regret import summarise as summarise_ranks
 from iclr25.core.icl_order.scoring import entropy, score_naive
 from iclr25.errors import UsageError
 
-METHODS = ("random", "exhaustive", "cluster")
+METHODS = ("random", "exhaustive", "cluster", "sample")
 SELECTIONS = ("random", "similar", "shared")
 
 
@@ -52,6 +55,7 @@ class SearchConfig:
     fixed_set: bool = False  # order a fixed set of k instead of choosing k of n
     max_evaluations: int = 2_000_000  # refuse bigger searches (generous for the embedded model)
     prefix_cache: bool = True  # score through the KV-cache prefix tree
+    middle: str = "rotate"  # how cluster search fills the middle (cluster_search.MIDDLE_RULES)
 
 
 @dataclass
@@ -65,51 +69,58 @@ def exhaustive_count(n: int, k: int, fixed_set: bool = False) -> int:
     return math.factorial(k) if fixed_set else math.perm(n, k)
 
 
-def cluster_count(n: int, k: int, fixed_set: bool = False) -> int:
-    """n(n-1) (first, last) pairs (k(k-1) with a fixed set; n when k = 1)."""
-    m = k if fixed_set else n
-    return m if k == 1 else m * (m - 1)
-
-
 def evaluations_per_query(cfg: SearchConfig) -> int:
     if cfg.method == "random":
         return 1
     if cfg.method == "exhaustive":
         return exhaustive_count(cfg.n_candidates, cfg.k, cfg.fixed_set)
-    return cluster_count(cfg.n_candidates, cfg.k, cfg.fixed_set)
-
-
-def cluster_orderings(ranked: list[int], k: int) -> list[tuple[int, ...]]:
-    """Every (first, last) pair of ``ranked`` candidates; the middle is the k-2
-    best-ranked of the rest, in rank order."""
-    if k == 1:
-        return [(c,) for c in ranked]
-    out = []
-    for first, last in itertools.permutations(ranked, 2):
-        middle = [c for c in ranked if c != first and c != last][: k - 2]
-        out.append((first, *middle, last))
-    return out
+    return cluster_count(cfg.n_candidates, cfg.k, cfg.fixed_set)  # cluster and sample
 
 
 def candidate_orderings(
-    method: str, ranked: list[int], k: int, fixed_set: bool, rng: np.random.Generator
+    method: str,
+    ranked: list[int],
+    k: int,
+    fixed_set: bool,
+    rng: np.random.Generator | None,
+    middle: str = "rank",
+    labels: Sequence[int] | None = None,
 ) -> list[tuple[int, ...]]:
     """The organisations a method scores for one query (candidates best-ranked first)."""
     pool = ranked[:k] if fixed_set else ranked
     if method == "exhaustive":
         return list(itertools.permutations(pool, k))
     if method == "cluster":
-        return cluster_orderings(pool, k)
+        return cluster_orderings(pool, k, middle, labels)
     if method == "random":
         chosen = rng.choice(len(pool), size=k, replace=False)
         return [tuple(pool[i] for i in chosen)]
+    if method == "sample":
+        return sample_orderings(pool, k, cluster_count(len(pool), k), rng)
     raise UsageError(f"unknown --method {method!r}", f"use one of {', '.join(METHODS)}")
+
+
+def sample_orderings(
+    pool: list[int], k: int, count: int, rng: np.random.Generator
+) -> list[tuple[int, ...]]:
+    """``count`` distinct ordered k-subsets of ``pool``, uniformly at random."""
+    total = math.perm(len(pool), k)
+    if 2 * count >= total:  # small space: shuffle all of it
+        everything = list(itertools.permutations(pool, k))
+        return [everything[i] for i in rng.permutation(total)[:count]]
+    seen: dict[tuple[int, ...], None] = {}
+    while len(seen) < count:
+        seen[tuple(pool[i] for i in rng.choice(len(pool), size=k, replace=False))] = None
+    return list(seen)
 
 
 def validate(cfg: SearchConfig, pool_size: int | None = None) -> None:
     """Check the options (and, given the pool size, that the task is large enough)."""
     if cfg.method not in METHODS:
         raise UsageError(f"unknown --method {cfg.method!r}", f"use one of {', '.join(METHODS)}")
+    if cfg.middle not in MIDDLE_RULES:
+        rules = ", ".join(MIDDLE_RULES)
+        raise UsageError(f"unknown --middle {cfg.middle!r}", f"use one of {rules}")
     if cfg.selection not in SELECTIONS:
         raise UsageError(
             f"unknown --selection {cfg.selection!r}", f"use one of {', '.join(SELECTIONS)}"
@@ -193,11 +204,10 @@ def _scorer(lm: LoadedModel, encoded: EncodedTask, prefix_cache: bool, on_batch)
     return lambda orders, queries: score_naive(lm, encoded, orders, queries, on_batch)
 
 
-def _choose(orders: list[tuple[int, ...]], label_logits: np.ndarray, query: int, gold: int):
+def _choose(orders, h: np.ndarray, label_scores: np.ndarray, query: int, gold: int) -> dict:
     """The lowest-entropy organisation (first on ties) and its prediction."""
-    h = entropy(label_logits)  # (O,)
     best = int(np.argmin(h))
-    predicted = int(np.argmax(label_logits[best]))
+    predicted = int(np.argmax(label_scores[best]))
     return {
         "query": query,
         "order": list(orders[best]),
@@ -208,6 +218,38 @@ def _choose(orders: list[tuple[int, ...]], label_logits: np.ndarray, query: int,
     }
 
 
+@dataclass
+class MethodRun:
+    """One method on a plan: its summary, scoring seconds, and every organisation it
+    scored with its entropy (per query, for the ranking against exhaustive search)."""
+
+    results: dict
+    scoring_s: float
+    scored: list[tuple[list[tuple[int, ...]], np.ndarray]]  # per query: (orders, H (O,))
+
+
+def _groups(plan: Plan) -> list[tuple[list[int], list[int]]]:
+    """(queries, ranked candidates) scored together: all queries when shared, else one."""
+    if plan.shared:
+        return [(plan.queries, plan.candidates[0])]
+    return [([q], c) for q, c in zip(plan.queries, plan.candidates, strict=True)]
+
+
+def _score_group(score, method, queries, ranked, cfg, rng, labels):
+    """[(orders, label scores (O, L))] per query of one group."""
+    if method == "random" and len(queries) > 1:  # a fresh random organisation per query
+        pairs = []
+        for q in queries:
+            orders = candidate_orderings(method, ranked, cfg.k, cfg.fixed_set, rng)
+            pairs.append((orders, score(orders, [q])[:, 0]))
+        return pairs
+    orders = candidate_orderings(
+        method, ranked, cfg.k, cfg.fixed_set, rng, middle=cfg.middle, labels=labels
+    )
+    scores = score(orders, queries)  # (O, Q, L)
+    return [(orders, scores[:, j]) for j in range(len(queries))]
+
+
 def search_method(
     lm: LoadedModel,
     encoded: EncodedTask,
@@ -215,36 +257,22 @@ def search_method(
     cfg: SearchConfig,
     method: str,
     seed: int,
-    on_progress: Callable[[int], None] | None = None,
-) -> tuple[dict, float]:
-    """Run one method on the plan: (results, scoring seconds)."""
+    on_progress: Callable[[float], None] | None = None,
+) -> MethodRun:
+    """Run one method on the plan."""
     rng = np.random.default_rng([seed, 2])
     score = _scorer(lm, encoded, cfg.prefix_cache, on_progress)
-    records, evaluations, scoring_s = [], 0, 0.0
-    groups = (
-        [(plan.queries, plan.candidates[0])]
-        if plan.shared
-        else [([q], c) for q, c in zip(plan.queries, plan.candidates, strict=True)]
-    )
-    for queries, ranked in groups:
-        if plan.shared and method == "random":  # a fresh random organisation per query
-            orders_per_q = [
-                candidate_orderings(method, ranked, cfg.k, cfg.fixed_set, rng) for _ in queries
-            ]
-        else:
-            orders = candidate_orderings(method, ranked, cfg.k, cfg.fixed_set, rng)
-            orders_per_q = None
+    records, scored, scoring_s = [], [], 0.0
+    for queries, ranked in _groups(plan):
         t0 = time.perf_counter()
-        if orders_per_q is None:
-            logits = score(orders, queries)  # (O, Q, L)
-            per_q = [(orders, logits[:, j]) for j in range(len(queries))]
-        else:
-            per_q = [(o, score(o, [q])[:, 0]) for o, q in zip(orders_per_q, queries, strict=True)]
+        pairs = _score_group(score, method, queries, ranked, cfg, rng, encoded.labels)
         scoring_s += time.perf_counter() - t0
-        for (orders_q, logits_q), q in zip(per_q, queries, strict=True):
-            evaluations += len(orders_q)
-            records.append(_choose(orders_q, logits_q, q, encoded.labels[q]))
+        for (orders, label_scores), q in zip(pairs, queries, strict=True):
+            h = entropy(label_scores)  # (O,)
+            scored.append((orders, h))
+            records.append(_choose(orders, h, label_scores, q, encoded.labels[q]))
     correct = sum(r["correct"] for r in records)
+    evaluations = sum(len(orders) for orders, _ in scored)
     results = {
         "accuracy": correct / len(records),
         "correct": correct,
@@ -253,7 +281,7 @@ def search_method(
         "mean_entropy": float(np.mean([r["entropy"] for r in records])),
         "per_query": records,
     }
-    return results, scoring_s
+    return MethodRun(results, scoring_s, scored)
 
 
 def estimate_seconds_per_evaluation(lm: LoadedModel, encoded: EncodedTask, k: int) -> float:
@@ -317,13 +345,21 @@ def _with(cfg: SearchConfig, **changes) -> SearchConfig:
     return replace(cfg, **changes)
 
 
+def planned_evaluations(cfg: SearchConfig, methods: Sequence[str]) -> int:
+    """Model evaluations of ``methods`` on ``cfg.queries`` queries (for progress bars);
+    checks the options of every method first."""
+    for m in methods:
+        validate(_with(cfg, method=m))
+    return sum(total_evaluations(_with(cfg, method=m)) for m in methods)
+
+
 def run_search(
     lm: LoadedModel,
     encoded: EncodedTask,
     cfg: SearchConfig,
     seed: int,
     compare: tuple[str, ...] = (),
-    on_progress: Callable[[int], None] | None = None,
+    on_progress: Callable[[float], None] | None = None,
     on_estimate: Callable[[str], None] | None = None,
 ) -> SearchOutcome:
     """``cfg.method`` (and the ``compare`` methods on the same queries and candidates)."""
@@ -336,12 +372,20 @@ def run_search(
     if on_estimate is not None:
         on_estimate(f"search: {estimate.describe(cfg.queries)}")
     plan = plan_queries(lm, encoded, cfg, seed)
-    by_method, timings = {}, {}
-    for m in methods:
-        by_method[m], timings[f"scoring_{m}_s"] = search_method(
-            lm, encoded, plan, cfg, m, seed, on_progress
+    runs = {m: search_method(lm, encoded, plan, cfg, m, seed, on_progress) for m in methods}
+    timings = {f"scoring_{m}_s": r.scoring_s for m, r in runs.items()}
+    timings["scoring_s"] = timings[f"scoring_{cfg.method}_s"]
+    if "exhaustive" in runs and cfg.method != "exhaustive":
+        timings["time_saved_vs_exhaustive"] = 1 - timings["scoring_s"] / max(
+            timings["scoring_exhaustive_s"], 1e-12
         )
-    main = by_method[cfg.method]
+    return SearchOutcome(_results(cfg, runs), timings)
+
+
+def _results(cfg: SearchConfig, runs: dict[str, MethodRun]) -> dict:
+    """The JSON results of ``cfg.method`` with the comparison and exhaustive ranking."""
+    main = runs[cfg.method].results
+    exhaustive_per_query = exhaustive_count(cfg.n_candidates, cfg.k, cfg.fixed_set)
     results = {
         "method": cfg.method,
         "k": cfg.k,
@@ -349,31 +393,25 @@ def run_search(
         "queries": cfg.queries,
         "selection": cfg.selection,
         "fixed_set": cfg.fixed_set,
+        "middle": cfg.middle,
         "accuracy": main["accuracy"],
         "evaluations": main["evaluations"],
         "evaluations_per_query": main["evaluations_per_query"],
-        "exhaustive_evaluations_per_query": exhaustive_count(
-            cfg.n_candidates, cfg.k, cfg.fixed_set
-        ),
+        "exhaustive_evaluations_per_query": exhaustive_per_query,
         "cluster_evaluations_per_query": cluster_count(cfg.n_candidates, cfg.k, cfg.fixed_set),
+        "evaluations_saved_vs_exhaustive": 1 - main["evaluations_per_query"] / exhaustive_per_query,
         "mean_entropy": main["mean_entropy"],
         "per_query": main["per_query"],
     }
-    results["evaluations_saved_vs_exhaustive"] = 1 - (
-        results["evaluations_per_query"] / results["exhaustive_evaluations_per_query"]
-    )
-    if len(methods) > 1:
-        results["comparison"] = {
-            m: {key: r[key] for key in ("accuracy", "correct", "evaluations", "mean_entropy")}
-            for m, r in by_method.items()
+    if len(runs) > 1:
+        keys = ("accuracy", "correct", "evaluations", "mean_entropy")
+        results["comparison"] = {m: {k: r.results[k] for k in keys} for m, r in runs.items()}
+    if "exhaustive" in runs:
+        ex = runs["exhaustive"]
+        results["accuracy_difference_vs_exhaustive"] = main["accuracy"] - ex.results["accuracy"]
+        results["rank_vs_exhaustive"] = {
+            m: summarise_ranks(r.results["per_query"], ex.results["per_query"], ex.scored)
+            for m, r in runs.items()
+            if m != "exhaustive"
         }
-        if "exhaustive" in by_method:
-            results["accuracy_difference_vs_exhaustive"] = (
-                main["accuracy"] - by_method["exhaustive"]["accuracy"]
-            )
-    timings["scoring_s"] = timings[f"scoring_{cfg.method}_s"]
-    if "exhaustive" in by_method and cfg.method != "exhaustive":
-        timings["time_saved_vs_exhaustive"] = 1 - timings["scoring_s"] / max(
-            timings["scoring_exhaustive_s"], 1e-12
-        )
-    return SearchOutcome(results, timings)
+    return results

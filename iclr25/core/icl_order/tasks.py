@@ -17,7 +17,9 @@ are one invented word, the template ``"{text} {label}\\n"`` of the model's train
 
 User tasks: JSONL (one object per line) or CSV with a header, columns ``text`` and
 ``label`` by default. Label values are the label words unless ``label_words`` maps them
-(``{"0": "negative", "1": "positive"}``).
+(``{"0": "negative", "1": "positive"}``). Without a template, a file is prompted as
+``"Input: {text}\nLabel: {label}\n"`` — or, for the embedded model, in its training
+format ``"{text} {label}\n"``, the only one it learned in context.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ import numpy as np
 from iclr25.core.icl_order import synthetic
 from iclr25.errors import InputError, UsageError
 
-DEFAULT_TEMPLATE = "Input: {text}\nLabel: {label}\n"  # user task files
-# built-in tasks use the embedded model's training format: the label right after the text
-# (a tiny model learns in-context copying across one token far faster than across four)
+DEFAULT_TEMPLATE = "Input: {text}\nLabel: {label}\n"  # user task files with a user's model
+# built-in tasks, and any task given to the embedded model, use the embedded model's
+# training format: the label right after the text (a tiny model learns in-context copying
+# across one token far faster than across four; in any other format it stays at chance)
 BUILTIN_TEMPLATE = "{text} {label}\n"
 BUILTIN_FILLERS = (1.0,)  # built-in texts are one invented word, as in training
 BUILTIN_TASKS = ("symbolic", "symbolic-binary", "categories")
@@ -234,6 +237,10 @@ def parse_label_words(spec: str | None) -> dict[str, str] | None:
     return mapping
 
 
+def is_builtin(name: str) -> bool:
+    return name in BUILTIN_TASKS
+
+
 def resolve_task(
     spec: str | None,
     seed: int = 0,
@@ -241,11 +248,15 @@ def resolve_task(
     label_words: dict[str, str] | None = None,
     text_column: str = "text",
     label_column: str = "label",
+    embedded_model: bool = False,
 ) -> Task:
-    """``--task``: a built-in name, or a file path; None = ``symbolic``."""
+    """``--task``: a built-in name, or a file path; None = ``symbolic``. Without a
+    ``template``, a file for the ``embedded_model`` gets its training format."""
     spec = spec or BUILTIN_TASKS[0]
     if spec in BUILTIN_TASKS:
         return builtin_task(spec, seed, template)
+    if template is None and embedded_model:
+        template = Template(BUILTIN_TEMPLATE)
     path = Path(spec).expanduser()
     if not path.exists() and "/" not in spec and "." not in spec:
         raise UsageError(

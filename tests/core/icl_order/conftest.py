@@ -93,3 +93,33 @@ def llama(llama_dir):
     from iclr25.core.icl_order.models import ModelConfig, load_model
 
     return load_model(ModelConfig(model=str(llama_dir), batch_size=8))
+
+
+@pytest.fixture(scope="session")
+def tiny_dirs(tmp_path_factory):
+    """Tiny random GPT-2, Llama, Qwen2 and Mistral folders with offline BPE tokenizers."""
+    from iclr25.core.icl_order.tiny_models import ARCHITECTURES, build_tiny_model
+
+    root = tmp_path_factory.mktemp("tiny-models")
+    return {arch: build_tiny_model(arch, root / arch) for arch in ARCHITECTURES}
+
+
+@pytest.fixture(scope="session")
+def tiny_lms(tiny_dirs):
+    from iclr25.core.icl_order.models import ModelConfig, load_model
+
+    return {a: load_model(ModelConfig(model=str(p), batch_size=5)) for a, p in tiny_dirs.items()}
+
+
+@pytest.fixture(scope="session")
+def reviews():
+    """``reviews(label_words)``: the tiny models' reviews in the default file template."""
+    from iclr25.core.icl_order.tasks import Task, Template
+    from iclr25.core.icl_order.tiny_models import REVIEWS
+
+    def make(label_words=("positive", "negative")) -> Task:
+        texts = tuple(t for t, _ in REVIEWS)
+        labels = tuple(("positive", "negative").index(w) for _, w in REVIEWS)
+        return Task("reviews", texts, labels, tuple(label_words), Template())
+
+    return make

@@ -56,3 +56,13 @@ def test_all_orderings_and_cap():
     assert len(sample) == len(set(sample)) == 100
     assert sample == all_orderings(8, 100, True, np.random.default_rng(1))
     assert all(sorted(o) == list(range(8)) for o in sample)
+
+
+def test_orderings_cap_is_refused_before_any_enumeration():
+    """k = 12 with the cap raised to 10^9 would list 479,001,600 permutations."""
+    from iclr25.core.icl_order.cluster_analysis import ClusterConfig, validate
+
+    with pytest.raises(UsageError, match="outside 2..40,320") as info:
+        validate(ClusterConfig(k=12, max_orderings=10**9))
+    assert "--sample" in info.value.fix
+    validate(ClusterConfig(k=12, max_orderings=40_320, sample=True))  # a sample is fine

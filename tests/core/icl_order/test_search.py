@@ -10,12 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from iclr25.core.icl_order.cluster_search import cluster_count, cluster_orderings
 from iclr25.core.icl_order.scoring import entropy
 from iclr25.core.icl_order.search import (
     SearchConfig,
     candidate_orderings,
-    cluster_count,
-    cluster_orderings,
     exhaustive_count,
     plan_queries,
     run_search,
@@ -42,8 +41,33 @@ def test_cluster_search_evaluates_exactly_n_times_n_minus_1(n, k):
     assert len(exhaustive) == math.perm(n, k) and set(orders) <= set(exhaustive)
 
 
-def test_middle_rule_takes_best_ranked_rest_in_rank_order():
-    assert cluster_orderings([7, 3, 9, 1, 5], 4)[:2] == [(7, 9, 1, 3), (7, 3, 1, 9)]
+def test_middle_rules_known_answers():
+    ranked = [7, 3, 9, 1, 5]
+    # rank: the two best-ranked of the rest, whatever the pair
+    assert cluster_orderings(ranked, 4, "rank")[:2] == [(7, 9, 1, 3), (7, 3, 1, 9)]
+    # rotate: pair 0 (7, 3) takes rest [9, 1, 5] from 0 -> 9, 1; pair 1 (7, 9) takes
+    # rest [3, 1, 5] from 2 * 1 = 2 -> 5, then 3 (cyclic)
+    assert cluster_orderings(ranked, 4)[:2] == [(7, 9, 1, 3), (7, 5, 3, 9)]
+    # labels: 7 and 3 show labels 0 and 1; the rest [9, 1, 5] has labels [1, 2, 0]:
+    # 1 (label 2, missing) first, then the best-ranked 9; placed in rank order
+    labels = {7: 0, 3: 1, 9: 1, 1: 2, 5: 0}
+    assert cluster_orderings(ranked, 4, "labels", labels)[0] == (7, 9, 1, 3)
+    assert cluster_orderings([7, 9, 3, 5, 1], 4, "labels", labels)[0] == (7, 3, 1, 9)
+
+
+def test_rotate_spreads_the_middles():
+    """Every candidate fills middles about equally often (at least 3/4 of the mean count),
+    and the organisations cover at least as many k-subsets as with the rank rule."""
+    from collections import Counter
+
+    for n in range(3, 11):
+        for k in range(3, n + 1):
+            rotate = cluster_orderings(list(range(n)), k, "rotate")
+            counts = Counter(c for org in rotate for c in org[1:-1])
+            mean = (n - 1) * (k - 2)  # n(n-1) organisations, k-2 middles, n candidates
+            assert len(counts) == n and min(counts.values()) >= 0.75 * mean, (n, k, counts)
+            rank = cluster_orderings(list(range(n)), k, "rank")
+            assert len({frozenset(o) for o in rotate}) >= len({frozenset(o) for o in rank})
 
 
 def _toy_logits(table: np.ndarray, orders) -> np.ndarray:
@@ -52,28 +76,34 @@ def _toy_logits(table: np.ndarray, orders) -> np.ndarray:
     return np.stack([conf, np.zeros_like(conf)], axis=1)  # (O, 2): higher conf, lower H
 
 
-@given(st.integers(3, 7), st.integers(2, 4), st.integers(0, 2**32 - 1))
-def test_cluster_finds_the_exhaustive_optimum_of_a_first_last_scorer(n, k, seed):
+@given(
+    st.integers(3, 7),
+    st.integers(2, 4),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["rotate", "rank", "labels"]),
+)
+def test_cluster_finds_the_exhaustive_optimum_of_a_first_last_scorer(n, k, seed, rule):
     k = min(k, n)
     rng = np.random.default_rng(seed)
     table = rng.normal(size=(n, n)) * 3
-    ranked = list(rng.permutation(n))
+    ranked = [int(c) for c in rng.permutation(n)]
     exhaustive = candidate_orderings("exhaustive", ranked, k, False, None)
-    cluster = cluster_orderings(ranked, k)
+    cluster = cluster_orderings(ranked, k, rule, labels=list(rng.integers(3, size=n)))
     best_exhaustive = entropy(_toy_logits(table, exhaustive)).min()
     best_cluster = entropy(_toy_logits(table, cluster)).min()
     assert best_cluster == pytest.approx(best_exhaustive, abs=1e-12)
 
 
 def test_a_middle_dependent_scorer_can_beat_cluster_search():
-    """Sanity of the test above: when the middle matters, cluster search can miss."""
+    """Sanity of the test above: when the middle matters, cluster search can miss — with
+    the rank rule, the worst-ranked candidate never fills the middle; rotate puts it
+    there for some pair."""
     ranked = [0, 1, 2, 3, 4]
     exhaustive = candidate_orderings("exhaustive", ranked, 3, False, None)
     middle_score = lambda orders: np.array([[10.0 * (o[1] == 4), 0.0] for o in orders])  # noqa: E731
-    assert (
-        entropy(middle_score(exhaustive)).min()
-        < entropy(middle_score(cluster_orderings(ranked, 3))).min()
-    )
+    best = entropy(middle_score(exhaustive)).min()
+    assert best < entropy(middle_score(cluster_orderings(ranked, 3, "rank"))).min()
+    assert best == entropy(middle_score(cluster_orderings(ranked, 3, "rotate"))).min()
 
 
 def test_run_search_counts_evaluations_and_is_deterministic(lm, encoded):
@@ -108,7 +138,7 @@ def test_shared_candidates_equal_per_query_scoring(lm, encoded):
     from iclr25.core.icl_order.search import Plan, search_method
 
     separate = Plan(plan.queries, [plan.candidates[0]] * 5, shared=False)
-    one_by_one, _ = search_method(lm, encoded, separate, cfg, "exhaustive", seed=3)
+    one_by_one = search_method(lm, encoded, separate, cfg, "exhaustive", seed=3).results
     assert [q["order"] for q in shared] == [q["order"] for q in one_by_one["per_query"]]
     assert [q["entropy"] for q in shared] == pytest.approx(
         [q["entropy"] for q in one_by_one["per_query"]], abs=1e-4

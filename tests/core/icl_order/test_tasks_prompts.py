@@ -7,7 +7,7 @@ import json
 import pytest
 
 from iclr25.core.icl_order import synthetic
-from iclr25.core.icl_order.prompts import encode_task, label_token_ids, special_prefix
+from iclr25.core.icl_order.prompts import encode_task, label_tokens, special_prefix
 from iclr25.core.icl_order.tasks import (
     Task,
     Template,
@@ -130,18 +130,34 @@ def _task(words):
     return Task("t", ("bani", "dozu"), (0, 1), tuple(words))
 
 
-def test_label_words_must_be_known_single_distinct_tokens(lm):
-    assert len(label_token_ids(lm.tokenizer, _task(["foo", "bar"]))) == 2
-    with pytest.raises(InputError, match="'positive' is not in the tokenizer's vocabulary"):
-        label_token_ids(lm.tokenizer, _task(["foo", "positive"]))
-    with pytest.raises(InputError, match="'foo bar' is not a single token"):
-        label_token_ids(lm.tokenizer, _task(["foo bar", "baz"]))
+def test_label_words_must_be_known_and_distinct(lm):
+    vocab = lm.tokenizer.get_vocab()
+    assert label_tokens(lm.tokenizer, _task(["foo", "bar"])) == [[vocab["foo"]], [vocab["bar"]]]
+    # a label word of two words is two tokens, scored by their mean log-probability
+    assert label_tokens(lm.tokenizer, _task(["foo bar", "baz"])) == [
+        [vocab["foo"], vocab["bar"]],
+        [vocab["baz"]],
+    ]
+    with pytest.raises(InputError, match="'positive' is not in the tokenizer's vocabulary") as e:
+        label_tokens(lm.tokenizer, _task(["foo", "positive"]))
+    assert "--label-words" in e.value.fix and "--model" in e.value.fix
+    with pytest.raises(InputError, match="do not map to distinct tokens"):
+        label_tokens(lm.tokenizer, _task(["foo", "foo "]))
+
+
+def test_label_merging_with_the_query_is_named(lm):
+    """With no separator before {label}, 'bani' + 'foo' is one word ('banifoo', unknown):
+    the query's own tokens would change, so the template is refused, saying why."""
+    merged = Task("t", ("bani", "dozu"), (0, 1), ("foo", "bar"), Template("{text}{label}\n"))
+    with pytest.raises(InputError, match="merges with the end of the query") as info:
+        label_tokens(lm.tokenizer, merged)
+    assert "--template" in info.value.fix
 
 
 def test_encode_task_round_trip(lm, task):
     encoded = encode_task(lm.tokenizer, task)
     assert len(encoded.demos) == len(task) and encoded.labels == list(task.labels)
-    words = lm.tokenizer.convert_ids_to_tokens(encoded.label_ids)
+    words = lm.tokenizer.convert_ids_to_tokens([t[0] for t in encoded.label_tokens])
     assert tuple(words) == task.label_words
 
 
