@@ -9,7 +9,7 @@
 # pytest, pytest-timeout, hypothesis and nvcc are used when present and skipped otherwise: a
 # test file importing a missing package is reported as a collection error and the others
 # still run; without pytest, the bench's "ok" column still checks every kernel against its
-# fp32 reference. Each step has its own time limit (220 + 170 + 80 + 50 s by default; set
+# fp32 reference. Each step has its own time limit (180 + 170 + 120 + 50 s by default; set
 # GPU_CHECK_LIMITS="TESTS KERNELS HOT COMPILE" to change them, 0 skips a step), so a slow
 # step cannot eat the next, and the tables print whatever was measured. Rerunnable: files
 # in OUTDIR are overwritten.
@@ -20,7 +20,7 @@ mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 py="${PYTHON:-python3}"
 start=$(date +%s)
-read -r t_tests t_kernels t_hot t_compile <<< "${GPU_CHECK_LIMITS:-220 170 80 50}"
+read -r t_tests t_kernels t_hot t_compile <<< "${GPU_CHECK_LIMITS:-180 170 120 50}"
 since() { echo "$(($(date +%s) - start)) s"; }
 has() { "$py" -c "import $1" > /dev/null 2>&1; }
 
