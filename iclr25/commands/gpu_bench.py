@@ -358,8 +358,8 @@ def _headline(doc: dict) -> str:
     if isinstance(results, list):
         best = [r for r in results if r.get("ratio")]
         return ", ".join(f"{r['op']} {r['ratio']:.2f}x {r['reference']}" for r in best[:3])
-    kernels = results.get("kernels", [])
-    ok = sum(1 for k in kernels if k.get("ok") and not k.get("skipped"))
+    kernels = [k for k in results.get("kernels", []) if not k.get("skipped")]  # e.g. sm_90a-only
+    ok = sum(1 for k in kernels if k.get("ok"))
     rows = results.get("cpu_reference", [])
     gemm = next((r for r in rows if r["op"] == "gemm"), None)
     cpu = (

@@ -162,3 +162,15 @@ def test_gpu_table_fits_100_columns_with_notes_as_footnotes():
     assert "0.635" in table and "(!)" in table  # ratio 330 / 520; the row outside tolerance
     assert "[1]" in table and "[1] linear-attention B=8 H=16 N=4096 D=128 decay=yes" in footnotes
     assert why in footnotes
+
+
+def test_headline_counts_only_the_builds_that_apply():
+    """A Hopper-only kernel skipped on sm_80 is neither a success nor a failure."""
+    from iclr25.commands.gpu_bench import _headline
+
+    kernels = [
+        {"name": "gemm_bf16", "arch": "sm_80", "ok": True, "skipped": False},
+        {"name": "gemm_wgmma", "arch": "sm_80", "ok": True, "skipped": True},
+        {"name": "gemm_wgmma", "arch": "sm_90a", "ok": False, "skipped": False},
+    ]
+    assert _headline({"results": {"kernels": kernels}}) == "1/2 kernel builds cached ok"
