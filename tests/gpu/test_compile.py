@@ -90,3 +90,17 @@ def test_hot_path_cases_are_well_formed():
             for case in cases:
                 assert isinstance(case, HotPathCase)
                 assert case.op == spec.name and case.flops > 0 and callable(case.setup)
+
+
+def test_distance_kernels_share_the_tile_of_sqdist_tile_header():
+    """pairwise_sqdist, mmd and silhouette launch grids of the header's TILE."""
+    import re
+
+    from iclr25.gpu.kernels import mmd, pairwise_sqdist, silhouette
+    from iclr25.gpu.registry import include_dir
+
+    header = (include_dir() / "sqdist_tile.cuh").read_text()
+    tile = int(re.search(r"constexpr int TILE = (\d+);", header).group(1))
+    for module in (pairwise_sqdist, mmd, silhouette):
+        assert module.TILE == tile, module.__name__
+        assert '#include "sqdist_tile.cuh"' in module.SPEC.read_source()

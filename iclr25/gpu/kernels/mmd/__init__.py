@@ -19,7 +19,7 @@ SPEC = KernelSpec(
     package=__name__,
     description="Gaussian-kernel sums for MMD (fp32 pairs, fp64 totals, 64x64 tiles)",
 )
-TILE = 64  # must match kernel.cu
+TILE = 64  # must match include/sqdist_tile.cuh
 MAX_BW = 8  # must match kernel.cu
 
 

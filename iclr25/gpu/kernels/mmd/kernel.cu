@@ -3,19 +3,16 @@
 // X: (n, d) and Y: (m, d), row-major float32; gammas: (nb,) float32 with nb <= MAX_BW;
 // out: (nb,) float64, zeroed by the caller. A block of 16 x 16 threads covers a 64 x 64
 // tile of (i, j) pairs, each thread a 4 x 4 register tile (rows ty + 16 r, columns
-// tx + 16 c), with the feature axis staged through shared memory in chunks of KC (as in
-// pairwise_sqdist). Differences are squared directly, so a point against itself gives
+// tx + 16 c), from the shared tile routine of sqdist_tile.cuh. Differences are squared directly, so a point against itself gives
 // exactly 0 and kernel value 1. Each thread sums its (at most 16) kernel values per
 // bandwidth in float32, a warp reduces them with shuffles, and lane 0 adds the warp's
 // sum to out[b] with a float64 atomicAdd (sm_60+). Out-of-range rows, columns and
 // features are zero-filled on load and skipped in the sums: any n, m, d work.
 #include "common.cuh"
+#include "sqdist_tile.cuh"
 
 namespace {
-constexpr int TILE = 64;
-constexpr int KC = 16;
-constexpr int THREADS = 16;
-constexpr int PER = TILE / THREADS;  // 4
+using namespace iclr25::sqdist;  // TILE = 64, THREADS = 16, PER = 4
 constexpr int MAX_BW = 8;
 }  // namespace
 
@@ -23,44 +20,13 @@ extern "C" __global__ void __launch_bounds__(THREADS * THREADS)
 rbf_kernel_sums_f32(const float* __restrict__ X, const float* __restrict__ Y,
                     const float* __restrict__ gammas, int nb, double* __restrict__ out,
                     int n, int m, int d) {
-    __shared__ float xs[KC][TILE + 4];
-    __shared__ float ys[KC][TILE + 4];
+    __shared__ Staging staging;
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int tid = ty * THREADS + tx;
     const int row0 = blockIdx.y * TILE, col0 = blockIdx.x * TILE;
 
     float acc[PER][PER];
-#pragma unroll
-    for (int r = 0; r < PER; ++r)
-#pragma unroll
-        for (int c = 0; c < PER; ++c) acc[r][c] = 0.f;
-
-    for (int k0 = 0; k0 < d; k0 += KC) {
-        for (int e = tid; e < TILE * KC; e += THREADS * THREADS) {
-            const int r = e / KC, c = e % KC;  // (point in tile, feature in chunk)
-            const int gk = k0 + c;
-            const int gi = row0 + r, gj = col0 + r;
-            xs[c][r] = (gi < n && gk < d) ? X[(size_t)gi * d + gk] : 0.f;
-            ys[c][r] = (gj < m && gk < d) ? Y[(size_t)gj * d + gk] : 0.f;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int c = 0; c < KC; ++c) {
-            float a[PER], b[PER];
-#pragma unroll
-            for (int r = 0; r < PER; ++r) a[r] = xs[c][ty + THREADS * r];
-#pragma unroll
-            for (int q = 0; q < PER; ++q) b[q] = ys[c][tx + THREADS * q];
-#pragma unroll
-            for (int r = 0; r < PER; ++r)
-#pragma unroll
-                for (int q = 0; q < PER; ++q) {
-                    const float diff = a[r] - b[q];
-                    acc[r][q] = fmaf(diff, diff, acc[r][q]);
-                }
-        }
-        __syncthreads();
-    }
+    tile(acc, staging, X, Y, n, m, d, row0, col0);
 
     const int lane = tid & 31;
 #pragma unroll

@@ -20,7 +20,7 @@ SPEC = KernelSpec(
     package=__name__,
     description="tiled pairwise squared Euclidean distances (fp32, 64x64 tiles)",
 )
-TILE = 64  # must match kernel.cu
+TILE = 64  # must match include/sqdist_tile.cuh
 
 
 def pairwise_sqdist_cuda(x, y):

@@ -26,7 +26,7 @@ SPEC = KernelSpec(
     package=__name__,
     description="per-cluster sums of pairwise distances for silhouette scores (fp32)",
 )
-TILE = 64  # must match kernel.cu
+TILE = 64  # must match include/sqdist_tile.cuh
 CMAX = 32  # must match kernel.cu
 
 

@@ -4,28 +4,24 @@
 //
 // X: (n, d) row-major float32; labels: (n,) int32 in [0, C); S: (n, C) row-major float32.
 // Each block owns TILE = 64 rows of S and walks all column tiles of 64 points: a 16 x 16
-// thread block computes the 64 x 64 tile of squared distances (each thread a 4 x 4
-// register tile, features staged by chunks of KC in shared memory, differences squared
-// directly so d(i, i) = 0 exactly), then adds sqrt(d2) into a shared accumulator
-// acc[row][label of column] with shared-memory atomics. Rows are owned by one block, so
+// thread block computes the 64 x 64 tile of squared distances (sqdist_tile.cuh: each
+// thread a 4 x 4 register tile, differences squared directly so d(i, i) = 0 exactly),
+// then adds sqrt(d2) into a shared accumulator acc[row][label of column] with
+// shared-memory atomics. Rows are owned by one block, so
 // S is written once, without global atomics. C <= CMAX (the wrapper falls back to the
 // CPU path above). Out-of-range rows, columns and features are zero-filled on load and
 // guarded on use: any n, d work; labels outside [0, C) are ignored.
-#include "common.cuh"
+#include "sqdist_tile.cuh"
 
 namespace {
-constexpr int TILE = 64;     // rows (and columns) per tile
-constexpr int KC = 16;       // features per shared-memory stage
-constexpr int THREADS = 16;  // threads per axis
-constexpr int PER = TILE / THREADS;
-constexpr int CMAX = 32;     // clusters held in shared memory
+using namespace iclr25::sqdist;  // TILE = 64, THREADS = 16, PER = 4
+constexpr int CMAX = 32;         // clusters held in shared memory
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(THREADS * THREADS)
 silhouette_sums_f32(const float* __restrict__ X, const int* __restrict__ labels,
                     float* __restrict__ S, int n, int d, int C) {
-    __shared__ float xs[KC][TILE + 4];
-    __shared__ float ys[KC][TILE + 4];
+    __shared__ Staging staging;
     __shared__ float acc[TILE][CMAX];
     __shared__ int lab[TILE];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -36,37 +32,7 @@ silhouette_sums_f32(const float* __restrict__ X, const int* __restrict__ labels,
 
     for (int col0 = 0; col0 < n; col0 += TILE) {
         float d2[PER][PER];
-#pragma unroll
-        for (int i = 0; i < PER; ++i)
-#pragma unroll
-            for (int j = 0; j < PER; ++j) d2[i][j] = 0.f;
-
-        for (int k0 = 0; k0 < d; k0 += KC) {
-            for (int e = tid; e < TILE * KC; e += THREADS * THREADS) {
-                const int r = e / KC, c = e % KC;  // (point in tile, feature in chunk)
-                const int gk = k0 + c;
-                const int gi = row0 + r, gj = col0 + r;
-                xs[c][r] = (gi < n && gk < d) ? X[(size_t)gi * d + gk] : 0.f;
-                ys[c][r] = (gj < n && gk < d) ? X[(size_t)gj * d + gk] : 0.f;
-            }
-            __syncthreads();
-#pragma unroll
-            for (int c = 0; c < KC; ++c) {
-                float a[PER], b[PER];
-#pragma unroll
-                for (int i = 0; i < PER; ++i) a[i] = xs[c][ty + THREADS * i];
-#pragma unroll
-                for (int j = 0; j < PER; ++j) b[j] = ys[c][tx + THREADS * j];
-#pragma unroll
-                for (int i = 0; i < PER; ++i)
-#pragma unroll
-                    for (int j = 0; j < PER; ++j) {
-                        const float diff = a[i] - b[j];
-                        d2[i][j] = fmaf(diff, diff, d2[i][j]);
-                    }
-            }
-            __syncthreads();
-        }
+        tile(d2, staging, X, X, n, n, d, row0, col0);
 
         if (tid < TILE) lab[tid] = (col0 + tid < n) ? labels[col0 + tid] : -1;
         __syncthreads();
