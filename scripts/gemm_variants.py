@@ -15,6 +15,7 @@ import argparse
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -32,27 +33,6 @@ def build(src: Path, out_dir: Path, stages: int, group: int):
     if proc.returncode:
         raise RuntimeError(proc.stderr[-800:])
     return cupy.RawModule(path=str(cubin)).get_function("gemm_wgmma_bf16")
-
-
-def launcher(fn, stages: int):
-    import numpy as np
-    import torch
-
-    from iclr25.gpu.kernels import gemm_wgmma as g
-    from iclr25.gpu.launch import launch, ptr
-    from iclr25.gpu.tensor_map import device_map
-
-    smem = stages * (g.BM * g.BK + g.BK * g.BN) * 2 + 1024 + 16 * stages
-
-    def run(a, b):
-        (m, k), n = a.shape, b.shape[1]
-        c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-        args = (ptr(device_map(a, *g.BOX_A)), ptr(device_map(b, *g.BOX_B)), ptr(c))
-        args += (np.int32(m), np.int32(n), np.int32(k), np.int64(n))
-        launch(fn, ((m // g.BM) * (n // g.BN), 1, 1), (g.THREADS, 1, 1), args, smem, a.device)
-        return c
-
-    return run
 
 
 def median_ms(f, sets, repeats: int) -> float:
@@ -97,7 +77,7 @@ def main() -> None:
         for stages in (3, 4):
             for group in (8, 16):
                 fn = build(gemm_wgmma.SPEC.source_path(), Path(tmp), stages, group)
-                run = launcher(fn, stages)
+                run = partial(gemm_wgmma.launch_gemm, fn, stages=stages)
                 err = (run(*sets[0]).float() - exact).abs().max().item()
                 ms = median_ms(run, sets, args.repeats)
                 print(

@@ -26,8 +26,15 @@ SPEC = KernelSpec(
 )
 # Must match kernel.cu.
 BM, BN, BK, STAGES, THREADS = 128, 256, 64, 4, 384
-#: the stage ring (aligned to 1 KiB for the 128-byte swizzle) and 2 x STAGES mbarriers
-SMEM_BYTES = STAGES * (BM * BK + BK * BN) * 2 + 1024 + 16 * STAGES
+
+
+def smem_bytes(stages: int = STAGES) -> int:
+    """Dynamic shared memory of a build with ``stages`` (-DGEMM_STAGES): the stage ring,
+    1 KiB to align it for the 128-byte swizzle, and 2 x stages mbarriers."""
+    return stages * (BM * BK + BK * BN) * 2 + 1024 + 16 * stages
+
+
+SMEM_BYTES = smem_bytes()
 FUNCTIONS = {"bfloat16": "gemm_wgmma_bf16", "float16": "gemm_wgmma_f16"}
 #: TMA boxes (columns, rows): A tiles of 128 rows x 64 k; B strips of 64 k-rows x 64 columns
 BOX_A, BOX_B = (BK, BM), (64, BK)
@@ -67,18 +74,26 @@ def available() -> bool:
 
 def gemm_wgmma(a, b):
     """``a @ b`` with the TMA + wgmma kernel; the caller checks :func:`applies` first."""
+    from iclr25.gpu.launch import kernel_function
+
+    fn = kernel_function(SPEC.name, FUNCTIONS[str(a.dtype).removeprefix("torch.")])
+    return launch_gemm(fn, a, b)
+
+
+def launch_gemm(fn, a, b, stages: int = STAGES):
+    """Run a build ``fn`` of kernel.cu (built with ``stages``) on ``a @ b``; a new C."""
     import torch
 
-    from iclr25.gpu.launch import kernel_function, launch, ptr
+    from iclr25.gpu.launch import launch, ptr
     from iclr25.gpu.tensor_map import device_map
 
     (m, k), n = a.shape, b.shape[1]
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
     map_a, map_b = device_map(a, *BOX_A), device_map(b, *BOX_B)
-    fn = kernel_function(SPEC.name, FUNCTIONS[str(a.dtype).removeprefix("torch.")])
     args = (ptr(map_a), ptr(map_b), ptr(c), np.int32(m), np.int32(n), np.int32(k), np.int64(n))
-    launch(fn, ((m // BM) * (n // BN), 1, 1), (THREADS, 1, 1), args, SMEM_BYTES, a.device)
+    grid = ((m // BM) * (n // BN), 1, 1)
+    launch(fn, grid, (THREADS, 1, 1), args, smem_bytes(stages), a.device)
     return c
 
 
-__all__ = ["SPEC", "applies", "available", "gemm_wgmma"]
+__all__ = ["SPEC", "applies", "available", "gemm_wgmma", "launch_gemm", "smem_bytes"]
