@@ -2,6 +2,8 @@
 #pragma once
 
 #define ICLR25_CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+// -infinity as a float. NVRTC (CuPy) compiles without <math.h>, so INFINITY is undefined there.
+#define ICLR25_NEG_INF (__int_as_float(0xff800000u))
 
 namespace iclr25 {
 

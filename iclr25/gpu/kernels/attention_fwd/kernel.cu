@@ -18,8 +18,6 @@ constexpr int BQ = 64, BKV = 64, WARPS = 4, THREADS = 32 * WARPS;
 constexpr float LN2 = 0.6931471805599453f;
 }  // namespace
 
-#define NEG_INF (__int_as_float(0xff800000u))
-
 template <class T, int D>
 struct AttnTiles {
     using Q = tk::st<BQ, D>;
@@ -60,7 +58,7 @@ __device__ __forceinline__ void attn_scale_mask(float (&s)[BKV / 8][4], float sc
             if (need_mask) {
                 const int col = kv0 + j * 8 + tk::layout::c_col(lane, e);
                 const int row = row_base + tk::layout::c_row(lane, e);
-                if (col >= n_kv || (causal && col > row)) x = NEG_INF;
+                if (col >= n_kv || (causal && col > row)) x = ICLR25_NEG_INF;
             }
             s[j][e] = x;
         }
@@ -73,12 +71,12 @@ __device__ __forceinline__ void attn_online_softmax(float (&s)[BKV / 8][4], floa
                                                     float (&m)[2], float (&l)[2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        float mx = NEG_INF;
+        float mx = ICLR25_NEG_INF;
 #pragma unroll
         for (int j = 0; j < BKV / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
         mx = tk::quad_max(mx);
         const float m_new = fmaxf(m[h], mx);
-        const float m_use = (m_new == NEG_INF) ? 0.f : m_new;  // all masked so far: no NaN
+        const float m_use = (m_new == ICLR25_NEG_INF) ? 0.f : m_new;  // all masked so far: no NaN
         const float alpha = exp2f(m[h] - m_use);
         float sum = 0.f;
 #pragma unroll
@@ -132,7 +130,7 @@ __device__ __forceinline__ void attn_epilogue(tk::u16* o_g, float* lse, int n_q,
         }
         const int row = row_base + tk::layout::c_row(lane, 2 * h);
         if (lse != nullptr && tk::layout::thread_in_group(lane) == 0 && row < n_q)
-            lse[row] = total > 0.f ? (m[h] + log2f(total)) * LN2 : NEG_INF;
+            lse[row] = total > 0.f ? (m[h] + log2f(total)) * LN2 : ICLR25_NEG_INF;
     }
 #pragma unroll
     for (int d = 0; d < D / 8; ++d)
@@ -171,7 +169,7 @@ __device__ __forceinline__ void attn_fwd_body(const tk::u16* __restrict__ Q,
     const tk::pair_addr<typename Tiles::KV> k_addr(lane);
     const tk::quad_addr<typename Tiles::KV> v_addr(lane);
     tk::u32 qf[D / 16][4];
-    float o[D / 8][4], m[2] = {NEG_INF, NEG_INF}, l[2] = {0.f, 0.f};
+    float o[D / 8][4], m[2] = {ICLR25_NEG_INF, ICLR25_NEG_INF}, l[2] = {0.f, 0.f};
     tk::zero(o);
     for (int t = 0; t < n_tiles; ++t) {
         tk::cp_async_wait<0>();

@@ -9,9 +9,6 @@
 // samples simply gives those samples weight 0 (exp(-inf) = 0).
 #include "common.cuh"
 
-// NVRTC (CuPy) compiles without <math.h>: INFINITY is not defined there
-#define NEG_INF (__int_as_float(0xff800000))
-
 namespace {
 constexpr int THREADS = 256;
 constexpr int WARPS = THREADS / 32;
@@ -21,7 +18,7 @@ __device__ __forceinline__ float block_max(float v, float* shared) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (lane == 0) shared[warp] = v;
     __syncthreads();
-    float r = (threadIdx.x < WARPS) ? shared[threadIdx.x] : NEG_INF;
+    float r = (threadIdx.x < WARPS) ? shared[threadIdx.x] : ICLR25_NEG_INF;
     if (warp == 0) r = iclr25::warp_max(r);
     if (threadIdx.x == 0) shared[0] = r;
     __syncthreads();
@@ -52,13 +49,13 @@ dro_lse_rows_f32(const float* __restrict__ L, const float* __restrict__ C, int n
     for (int row = blockIdx.x; row < n; row += gridDim.x) {
         const float* l = L + (size_t)row * m;
         const float* c = C + (size_t)row * m;
-        float local_max = NEG_INF;
+        float local_max = ICLR25_NEG_INF;
         for (int j = threadIdx.x; j < m; j += THREADS) {
             local_max = fmaxf(local_max, (l[j] - lam * c[j]) * inv_eps);
         }
         const float row_max = block_max(local_max, shared);
         float s = 0.f, sc = 0.f;
-        if (row_max > NEG_INF) {
+        if (row_max > ICLR25_NEG_INF) {
             for (int j = threadIdx.x; j < m; j += THREADS) {
                 const float e = __expf((l[j] - lam * c[j]) * inv_eps - row_max);
                 s += e;
@@ -68,8 +65,8 @@ dro_lse_rows_f32(const float* __restrict__ L, const float* __restrict__ C, int n
         const float total = block_sum(s, shared);
         const float total_c = block_sum(sc, shared);
         if (threadIdx.x == 0) {
-            if (m == 0 || !(row_max > NEG_INF)) {
-                lse[row] = NEG_INF;
+            if (m == 0 || !(row_max > ICLR25_NEG_INF)) {
+                lse[row] = ICLR25_NEG_INF;
                 wc[row] = 0.f;
             } else {
                 lse[row] = row_max + logf(total) - logf((float)m);

@@ -3,8 +3,8 @@
 // X: (n, d) and Y: (m, d), row-major float32; gammas: (nb,) float32 with nb <= MAX_BW;
 // out: (nb,) float64, zeroed by the caller. A block of 16 x 16 threads covers a 64 x 64
 // tile of (i, j) pairs, each thread a 4 x 4 register tile (rows ty + 16 r, columns
-// tx + 16 c), from the shared tile routine of sqdist_tile.cuh. Differences are squared directly, so a point against itself gives
-// exactly 0 and kernel value 1. Each thread sums its (at most 16) kernel values per
+// tx + 16 c), from the shared tile routine of sqdist_tile.cuh. Differences are squared
+// directly, so a point against itself gives exactly 0 and kernel value 1. Each thread sums its (at most 16) kernel values per
 // bandwidth in float32, a warp reduces them with shuffles, and lane 0 adds the warp's
 // sum to out[b] with a float64 atomicAdd (sm_60+). Out-of-range rows, columns and
 // features are zero-filled on load and skipped in the sums: any n, m, d work.

@@ -21,7 +21,6 @@
 namespace {
 constexpr int THREADS = 128;
 constexpr int WARPS = THREADS / 32;
-__device__ __forceinline__ float neg_inf() { return -__int_as_float(0x7f800000); }
 
 __device__ __forceinline__ bool better(float v1, int i1, float v2, int i2) {
     return v1 > v2 || (v1 == v2 && i1 >= 0 && (i2 < 0 || i1 < i2));
@@ -58,7 +57,7 @@ topk_rows_merge_f32(const float* __restrict__ scores, int q, int n, int k, int c
     if (row >= q) return;  // whole block leaves together
 
     for (int s = 0; s < k; ++s) {
-        vals[s * THREADS + tid] = neg_inf();
+        vals[s * THREADS + tid] = ICLR25_NEG_INF;
         idx[s * THREADS + tid] = -1;
     }
     float* row_vals = run_vals + (size_t)row * k;
@@ -69,7 +68,7 @@ topk_rows_merge_f32(const float* __restrict__ scores, int q, int n, int k, int c
     const float* row_scores = scores + (size_t)row * n;
     for (int c = tid; c < n; c += THREADS) {
         float v = row_scores[c];
-        if (v != v) v = neg_inf();  // NaN
+        if (v != v) v = ICLR25_NEG_INF;  // NaN
         insert(vals, idx, k, v, col_offset + c);
     }
     __syncthreads();  // every thread has read its running entries before any is written
@@ -77,7 +76,7 @@ topk_rows_merge_f32(const float* __restrict__ scores, int q, int n, int k, int c
     int head = 0;
     const int lane = tid & 31, warp = tid >> 5;
     for (int out = 0; out < k; ++out) {
-        float v = head < k ? vals[head * THREADS + tid] : neg_inf();
+        float v = head < k ? vals[head * THREADS + tid] : ICLR25_NEG_INF;
         int i = head < k ? idx[head * THREADS + tid] : -1;
         int t = tid;
 #pragma unroll
