@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.iclr25-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-slow test-gpu lint bench setup clean
+.PHONY: demo test test-slow test-gpu lint bench docs studies setup clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,22 @@ lint: setup
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 
-bench: setup
+# the peers benchmarks measure (extra `bench`), on top of the dev set-up
+BENCH_STAMP := $(VENV)/.iclr25-bench-installed
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+
+# the studies the docs quote (experiments/), e.g. STUDIES=diffusion-at-compare
+studies: setup
+	$(BIN)/python -m experiments run $(STUDIES)
+
+# render the measured sections of README.md and docs/*.md from the result files
+docs: setup
+	$(BIN)/python -m docs
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

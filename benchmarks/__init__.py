@@ -2,11 +2,13 @@
 
 Each ``bench_<name>.py`` module defines
 
-- ``NAME``: a short name,
-- ``TARGETS``: ``{ratio_name: (">=" or "<=", value)}`` — targets are ratios against a peer
-  measured in the same run, never wall-clock thresholds,
-- ``run(quick: bool) -> dict`` returning ``{"ratios": {...}, "details": {...}}``.
+- ``NAME``: a short name (the results file is ``benchmarks/results/<NAME>.json``),
+- ``TARGETS``: ``{name: harness.Target(op, value, why)}``, declared before anything runs —
+  ratios against a peer measured in the same run, never wall-clock thresholds,
+- ``run(report: harness.Report) -> None``: times both sides through ``report.time``
+  (interleaved, same statistic) and records each target with ``report.check``;
+  ``report.quick`` asks for small sizes.
 
-``python -m benchmarks [--only NAME ...] [--quick]`` runs them, prints a table of measured
-ratio vs target, and writes ``benchmarks/results/<name>.json``.
+``python -m benchmarks [--only NAME ...] [--quick]`` runs them, prints every target as met /
+not met / not comparable / not measured, and writes the results with their provenance.
 """

@@ -212,6 +212,8 @@ class Run:
         #: (e.g. ``track`` returns its child's exit status and keeps its run directory)
         self.exit_code: int = 0
         self.library_warnings: list = []  # filled by warnings.catch_warnings(record=True)
+        #: merged into the JSON ``environment`` block (e.g. ``execution``: how tasks ran)
+        self.environment_extra: dict[str, Any] = {}
         self.device: DeviceChoice = select_device(options.device)
         seed_everything(options.seed)
 
@@ -236,10 +238,11 @@ class Run:
             self.stderr.print(message, markup=False, soft_wrap=True)
 
     def warn(self, message: str) -> None:
-        """A warning: on stderr (when chatty) and always in the JSON ``warnings``."""
+        """A warning: in the JSON ``warnings`` and, one line each, on stderr — terminal or
+        not (a script's log must show what was assumed or dropped); only --quiet hides it."""
         if message not in self.warnings:
             self.warnings.append(message)
-            if self.chatty:
+            if not self.options.quiet:
                 self.stderr.print(
                     f"Warning: {message}", style="yellow", markup=False, soft_wrap=True
                 )
@@ -314,7 +317,7 @@ class Run:
         self.drain_library_warnings()
         timings = dict(self.timings)
         timings["total_s"] = time.perf_counter() - self._t0
-        env = environment_block(self.device.as_dict())
+        env = {**environment_block(self.device.as_dict()), **self.environment_extra}
         return build_document(self.command, config, results, timings, self.warnings, env)
 
     def finish(self, results: Any, config: Any = None, render: Renderer | None = None) -> dict:
@@ -361,10 +364,12 @@ def _command_path(ctx: typer.Context | None) -> str:
 
 
 def print_error(message: str) -> None:
+    """``Error: <message>`` as one line (a library's multi-line message is joined)."""
     from rich.console import Console
 
+    one_line = " ".join(part.strip() for part in message.splitlines() if part.strip())
     Console(stderr=True, highlight=False).print(
-        f"Error: {message}", style="red", markup=False, soft_wrap=True
+        f"Error: {one_line}", style="red", markup=False, soft_wrap=True
     )
 
 

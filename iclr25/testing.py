@@ -41,3 +41,34 @@ def assert_close(actual, expected, rtol: float = 1e-6, atol: float = 1e-9, what:
             f"largest |diff| = {diff[worst]:.3e} at index {tuple(int(i) for i in worst)}: "
             f"actual {a64[worst]!r} vs expected {e64[worst]!r}"
         )
+
+
+def sample_task(config: dict, seed: int) -> dict:
+    """A pure task for the execution-layer tests: a few seeded draws and a sleep.
+
+    ``config``: ``{"n": draws, "sleep_s": seconds, "fail_once_file": path or None}``; with
+    a path, the first call that finds no file there creates it and raises (a flaky task)."""
+    import os
+    import time
+
+    if config.get("sleep_s"):
+        time.sleep(config["sleep_s"])
+    marker = config.get("fail_once_file")
+    if marker and not os.path.exists(marker):
+        with open(marker, "w") as f:
+            f.write("failed once")
+        raise RuntimeError("flaky task fails on its first attempt")
+    draws = np.random.default_rng(seed).normal(size=config.get("n", 3))
+    return {"seed": seed, "mean": float(draws.mean()), "draws": draws}
+
+
+def error_line(stderr: str) -> str:
+    """The one ``Error: ...`` line of a failed command's stderr, checking the contract:
+    exactly one error line, and every other line a ``Warning: ...`` printed before it."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("Error: ")]
+    assert len(errors) == 1, f"expected one 'Error: ' line, got {len(errors)}: {stderr!r}"
+    others = [line for line in lines if not line.startswith(("Error: ", "Warning: "))]
+    assert not others, f"stderr has lines that are neither errors nor warnings: {others!r}"
+    assert lines[-1] == errors[0], f"the error line must come last: {stderr!r}"
+    return errors[0]

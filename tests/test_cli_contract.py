@@ -8,6 +8,7 @@ import sys
 
 from iclr25 import __version__
 from iclr25.output import TOP_LEVEL_KEYS
+from iclr25.testing import error_line
 
 
 def test_help_lists_every_registered_command(cli):
@@ -82,7 +83,7 @@ def test_device_cuda_without_gpu_exits_2_with_fix(cli):
         return  # the contract under test is for CPU-only machines
     result = cli("info", "--device", "cuda")
     assert result.returncode == 2, result
-    assert result.stderr.startswith("Error: ")
+    assert error_line(result.stderr).startswith("Error: ")
     assert "--device cpu" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""

@@ -126,7 +126,7 @@ def test_decorator_refuses_clashing_option_names():
             pass
 
 
-def test_progress_logs_and_warnings_are_silent_off_a_terminal(capsys):
+def test_progress_and_logs_are_silent_off_a_terminal_but_warnings_are_not(capsys):
     from iclr25.runner import CommonOptions
 
     run = Run("x", CommonOptions(device="cpu"))
@@ -136,9 +136,28 @@ def test_progress_logs_and_warnings_are_silent_off_a_terminal(capsys):
             advance(1, loss=0.5)
     run.log("a log line")
     run.warn("a warning")
+    run.warn("a warning")  # once only
     captured = capsys.readouterr()
-    assert captured.err == "" and captured.out == ""
-    assert run.warnings == ["a warning"]  # still reaches the JSON document
+    assert captured.out == ""
+    assert captured.err == "Warning: a warning\n"  # a script's log shows what was assumed
+    assert run.warnings == ["a warning"]  # and it reaches the JSON document
+
+
+def test_quiet_silences_warnings_on_stderr_but_keeps_them_in_json(capsys):
+    from iclr25.runner import CommonOptions
+
+    run = Run("x", CommonOptions(device="cpu", quiet=True))
+    run.warn("a warning")
+    assert capsys.readouterr().err == ""
+    assert run.warnings == ["a warning"]
+
+
+def test_every_json_warning_reaches_a_redirected_stderr():
+    result = runner.invoke(make_app(), ["draw", "--n", "7", "--json"])
+    doc = json.loads(result.stdout)  # stdout holds the document only
+    assert len(doc["warnings"]) == 2
+    for message in doc["warnings"]:
+        assert f"Warning: {message}" in result.stderr.splitlines()
 
 
 def test_option_metadata_survives_postponed_annotations():

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from iclr25.commands._diffusion_at_options import (
+from iclr25.commands.diffusion_at_options import (
     AlphaOpt,
     AtOpt,
     AtStartOpt,
@@ -88,7 +88,7 @@ def train(
     run: Run,
 ) -> None:
     """Train a DDPM (or consistency model), optionally with adversarial training."""
-    from iclr25.commands._diffusion_at_train import run_train
+    from iclr25.commands.diffusion_at_train import run_train
 
     opts = collect(locals())
     validate(opts)
@@ -120,7 +120,7 @@ def sample(
     run: Run,
 ) -> None:
     """Draw samples from a trained model."""
-    from iclr25.commands._diffusion_at_train import run_sample
+    from iclr25.commands.diffusion_at_train import run_sample
 
     choice(sampler, "--sampler", ("ddim", "ddpm", "cm"))
     choice(weights, "--weights", ("ema", "model"))
@@ -156,7 +156,7 @@ def evaluate(
     run: Run,
 ) -> None:
     """Score a trained model at several NFE and measure its train/sample mismatch."""
-    from iclr25.commands._diffusion_at_train import run_eval
+    from iclr25.commands.diffusion_at_train import run_eval
 
     choice(sampler, "--sampler", ("ddim", "ddpm", "cm"))
     choice(weights, "--weights", ("ema", "model"))
@@ -218,7 +218,7 @@ def compare(
     run: Run,
 ) -> None:
     """Baseline vs AT at equal training steps over seeds: metric per NFE, mismatch curves."""
-    from iclr25.commands._diffusion_at_compare import run_compare_command
+    from iclr25.commands.diffusion_at_compare import run_compare_command
 
     opts = collect(locals())
     validate(opts, need_teacher=False)  # compare trains a teacher per seed for cd

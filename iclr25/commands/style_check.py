@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from iclr25.commands import _style_check_views as views
+from iclr25.commands import style_check_views as views
 from iclr25.demo import DemoStep
 from iclr25.errors import EXIT_INTERRUPTED, IclrError
 from iclr25.runner import Run, command, require

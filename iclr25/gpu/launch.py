@@ -35,7 +35,7 @@ _SMEM_OPT_IN: dict[tuple[int, int], tuple[object, int]] = {}
 @functools.cache
 def kernel_function(module_name: str, function: str):
     """The RawKernel ``function`` of kernel module ``module_name`` (compiled lazily)."""
-    from iclr25.gpu.registry import load_module
+    from iclr25.gpu.loading import load_module
 
     return load_module(module_name).get_function(function)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from iclr25.testing import error_line
+
 SMALL = ("--horizon", "3000", "--runs", "200", "--k", "4", "--seed", "3")
 
 
@@ -38,7 +40,7 @@ def test_run_json_contract_and_reproducibility(cli):
 def test_bad_input_exits_2_with_a_fix(cli, args, fix):
     result = cli("bandit-replicable", "run", "--horizon", "1000", *args)
     assert result.returncode == 2, result
-    assert result.stderr.startswith("Error: ") and fix in result.stderr
+    assert error_line(result.stderr).startswith("Error: ") and fix in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
@@ -54,7 +56,7 @@ def test_bad_input_exits_2_with_a_fix(cli, args, fix):
 def test_other_commands_reject_bad_input(cli, args, fix):
     result = cli("bandit-replicable", *args)
     assert result.returncode == 2, result
-    assert result.stderr.startswith("Error: ") and fix in result.stderr
+    assert error_line(result.stderr).startswith("Error: ") and fix in result.stderr
 
 
 def test_memory_error_says_how_much(cli):

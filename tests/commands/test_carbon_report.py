@@ -12,6 +12,7 @@ import time
 import pytest
 
 from iclr25.commands.carbon_report import example_file
+from iclr25.testing import error_line
 
 KEYS = (
     "energy_kwh",
@@ -77,7 +78,9 @@ def test_estimate_bad_input_exits_2_with_a_fix(cli, tmp_path, content, message):
     result = cli("carbon-report", "estimate", path)
     assert result.returncode == 2, result
     assert (
-        result.stderr.startswith("Error: ") and message in result.stderr and " — " in result.stderr
+        error_line(result.stderr).startswith("Error: ")
+        and message in result.stderr
+        and " — " in result.stderr
     )
     assert "Traceback" not in result.stderr and result.stdout == ""
 

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from iclr25.testing import error_line
+
 TINY = ["--diffusion-steps", "50", "--width", "16", "--batch-size", "32"]
 
 
@@ -243,7 +245,11 @@ def test_compare_reports_per_nfe_mean_and_sd(tmp_path):
 def test_bad_input_exits_2_with_the_fix(args, message, fix):
     proc = _run(*args)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith("Error: ") and message in proc.stderr and fix in proc.stderr
+    assert (
+        error_line(proc.stderr).startswith("Error: ")
+        and message in proc.stderr
+        and fix in proc.stderr
+    )
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 

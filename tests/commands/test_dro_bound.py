@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from iclr25.testing import error_line
+
 
 @pytest.fixture
 def csv_data(tmp_path):
@@ -134,7 +136,7 @@ def test_fit_save_then_risk_and_certify_load(cli, csv_data, tmp_path):
 def test_bad_options_exit_2_with_a_fix(cli, args, fix):
     result = cli("dro-bound", *args)
     assert result.returncode == 2, result
-    assert result.stderr.startswith("Error: ")
+    assert error_line(result.stderr).startswith("Error: ")
     assert fix in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -161,7 +163,7 @@ def test_bad_table_names_the_problem_and_location(cli, tmp_path, text, message):
     path.write_text(text)
     result = cli("dro-bound", "fit", "--data", path, "--target", "label", "--rho", "0.1")
     assert result.returncode == 2, result
-    assert result.stderr.startswith(f"Error: {path}: ")
+    assert error_line(result.stderr).startswith(f"Error: {path}: ")
     assert message in result.stderr
     assert "Traceback" not in result.stderr
 

@@ -10,6 +10,7 @@ import pytest
 from iclr25.gpu import cuda_available
 from iclr25.gpu.compile import nvcc_path
 from iclr25.gpu.registry import all_kernels
+from iclr25.testing import error_line
 
 pytestmark = pytest.mark.skipif(cuda_available(), reason="checks the CPU-only behaviour")
 TINY = ("--quick", "--sizes", "64", "--head-dim", "64", "--repeats", "2", "--warmup", "0")
@@ -120,7 +121,7 @@ def test_save_then_compare_with_a_baseline(cli, tmp_path):
 def test_bad_input_exits_2_with_a_fix(cli, args, message):
     result = cli("gpu-bench", "--no-compile", *args)
     assert result.returncode == 2, result
-    assert result.stderr.startswith("Error: ") and message in result.stderr
+    assert error_line(result.stderr).startswith("Error: ") and message in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 

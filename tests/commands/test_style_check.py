@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from iclr25.testing import error_line
+
 
 @pytest.fixture(scope="module")
 def flow(tmp_path_factory):
@@ -45,6 +47,8 @@ def test_make_synthetic_index_unique_check(cli, flow):
     assert (res["embedded_new"], res["n_works"], res["n_artists"]) == (40, 40, 4)
     assert [Path(s["path"]).name for s in res["skipped"]] == ["broken.png"]
     assert any("broken.png" in w for w in indexed.json()["warnings"])
+    for message in indexed.json()["warnings"]:  # stderr is a pipe here, not a terminal
+        assert f"Warning: {message}" in indexed.stderr
 
     unique = cli("style-check", "unique", "--db", db, "--folds", "3", "--json")
     assert unique.returncode == 0, unique
@@ -128,7 +132,7 @@ def test_check_a_flat_folder_says_what_it_cannot_measure(cli, flow, tiny_db, tmp
 def _rendered(results: dict) -> str:
     from rich.console import Console
 
-    from iclr25.commands._style_check_views import render_check
+    from iclr25.commands.style_check_views import render_check
 
     console = Console(width=100, record=True, file=io.StringIO())
     render_check(console, results)
@@ -210,7 +214,7 @@ def test_synthetic_check_demo_run_directory(cli, tmp_path):
 def test_bad_usage_exits_2_with_fix(cli, tmp_path, args, fix):
     result = cli("style-check", *args, cwd=tmp_path)
     assert result.returncode == 2, result
-    assert result.stderr.startswith("Error:") and fix in result.stderr
+    assert error_line(result.stderr).startswith("Error:") and fix in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from iclr25.core.bandit_replicable.environments import ArmsEnvironment
+from iclr25.core.bandit_replicable.gpu_cases import hot_path_cases
 from iclr25.core.bandit_replicable.registry import sequential_rule
 from iclr25.core.bandit_replicable.sequential import simulate_sequential
-from iclr25.gpu.kernels.bandit_sequential import KMAX, SPEC, hot_path_cases
+from iclr25.gpu.kernels.bandit_sequential import KMAX, SPEC
 from iclr25.gpu.kernels.bandit_sequential.reference import sequential_reference_run
 
 SHAPES = [(0, 2, 10), (1, 2, 1), (37, 3, 257), (129, 10, 2000), (1000, KMAX, 500)]

@@ -78,10 +78,11 @@ def test_skipped_arch_is_not_a_failure():
 def test_hot_path_cases_are_well_formed():
     import importlib
 
+    from iclr25.core.gpu_bench.ops import CORE_HOT_PATHS
     from iclr25.gpu.hotpath import HotPathCase
 
     for spec in all_kernels():
-        module = importlib.import_module(spec.package)
+        module = importlib.import_module(CORE_HOT_PATHS.get(spec.name, spec.package))
         if not hasattr(module, "hot_path_cases"):
             continue
         for quick in (True, False):

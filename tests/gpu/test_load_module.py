@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 import iclr25.gpu
-from iclr25.gpu import registry
+from iclr25.gpu import loading, registry
 from iclr25.gpu.compile import nvcc_path
 
 
@@ -40,18 +40,18 @@ def fake_cupy(monkeypatch):
         fake = FakeCupy(cc)
         monkeypatch.setattr(iclr25.gpu, "get_cupy", lambda: fake)
         if spec is not None:
-            monkeypatch.setattr(registry, "get_kernel", lambda name: spec)
-        registry.load_module.cache_clear()
+            monkeypatch.setattr(loading, "get_kernel", lambda name: spec)
+        loading.load_module.cache_clear()
         return fake
 
     yield install
-    registry.load_module.cache_clear()
+    loading.load_module.cache_clear()
 
 
 @pytest.mark.parametrize("cc", ["80", "86", "90"])
 def test_nvrtc_path_passes_no_arch_option(fake_cupy, cc):
     fake = fake_cupy(cc)
-    registry.load_module("gemm_bf16")
+    loading.load_module("gemm_bf16")
     (call,) = fake.calls
     assert "code" in call and "path" not in call
     assert not [o for o in call["options"] if o.startswith(("-arch", "--gpu-architecture"))]
@@ -61,15 +61,15 @@ def test_nvrtc_path_passes_no_arch_option(fake_cupy, cc):
 
 def test_device_arch_names_hopper_sm_90a():
     fake = FakeCupy("90")
-    assert registry.device_arch(fake) == "sm_90a"
-    assert registry.device_arch(FakeCupy("80")) == "sm_80"
+    assert loading.device_arch(fake) == "sm_90a"
+    assert loading.device_arch(FakeCupy("80")) == "sm_80"
 
 
 @pytest.mark.skipif(nvcc_path() is None, reason="nvcc not on PATH")
 def test_arch_specific_kernel_is_loaded_from_an_nvcc_cubin(fake_cupy):
     spec = replace(registry.get_kernel("pairwise_sqdist"), name="probe_sm90a", archs=("sm_90a",))
     fake = fake_cupy("90", spec)
-    registry.load_module("probe_sm90a")
+    loading.load_module("probe_sm90a")
     (call,) = fake.calls
     cubin = Path(call["path"])
     assert cubin.suffix == ".cubin" and cubin.stat().st_size > 0
@@ -80,4 +80,4 @@ def test_arch_specific_kernel_on_another_device_is_refused(fake_cupy):
     spec = replace(registry.get_kernel("pairwise_sqdist"), name="probe_sm90a", archs=("sm_90a",))
     fake_cupy("80", spec)
     with pytest.raises(RuntimeError, match="runs only on sm_90a, not sm_80"):
-        registry.load_module("probe_sm90a")
+        loading.load_module("probe_sm90a")

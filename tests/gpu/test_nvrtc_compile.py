@@ -2,7 +2,7 @@
 
 NVRTC is what CuPy compiles ``RawModule(code=...)`` with; it differs from nvcc (no implicit
 toolkit headers, its own option parser). The test loads libnvrtc through ctypes and passes
-``registry.nvrtc_options(spec)`` plus what CuPy appends (``-arch=sm_XY``,
+``loading.nvrtc_options(spec)`` plus what CuPy appends (``-arch=sm_XY``,
 ``--device-as-default-execution-space``, ``-ftz=true``) — so no toolkit header is needed and
 the 16-bit conversions and mma/ldmatrix/cp.async PTX are accepted. Skipped when no libnvrtc
 is found (set ICLR25_NVRTC_LIB, or install the nvidia-cuda-nvrtc-cu12 wheel).
@@ -18,7 +18,8 @@ import site
 
 import pytest
 
-from iclr25.gpu.registry import all_kernels, needs_arch_specific_target, nvrtc_options
+from iclr25.gpu.loading import needs_arch_specific_target, nvrtc_options
+from iclr25.gpu.registry import all_kernels
 
 NVRTC_SUCCESS = 0
 CUPY_APPENDS = ("--device-as-default-execution-space", "-ftz=true")

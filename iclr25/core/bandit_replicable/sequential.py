@@ -3,7 +3,7 @@
 These algorithms change their mind every round, so nothing can be aggregated: the CPU path
 steps all executions one round at a time (vectorised over executions, numpy or cupy via
 ``xp``); the CUDA path (``iclr25/gpu/kernels/bandit_sequential``) runs one thread per
-execution. Both draw the counter-based numbers of :mod:`.counter_rng`, so an execution's
+execution. Both draw the counter-based numbers of :mod:`iclr25.counter_rng`, so an execution's
 rewards depend only on (seed, execution index, round), not on the device or on chunking.
 
 A *rule* supplies ``choose(t, sums, counts, keys, k, xp) -> arms`` for round t (0-based,
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr25.core.bandit_replicable.counter_rng import run_keys, uniforms
 from iclr25.core.bandit_replicable.traces import finish_roll_hash, roll_hash
+from iclr25.counter_rng import run_keys, uniforms
 
 
 @dataclass

@@ -15,8 +15,8 @@ uniform each), so the CPU and CUDA paths draw the same numbers.
 
 from __future__ import annotations
 
-from iclr25.core.bandit_replicable.counter_rng import uniforms_streams
 from iclr25.core.bandit_replicable.sequential import normal_ppf
+from iclr25.counter_rng import uniforms_streams
 
 
 class Thompson:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr25.core.bandit_replicable.counter_rng import HASH_P1, HASH_P2, mix64
+from iclr25.counter_rng import HASH_P1, HASH_P2, mix64
 
 _U64 = np.uint64
 

@@ -45,7 +45,7 @@ class Evaluator:
         self.config = config
         self.device = device
         if dataset.kind == "image":  # precision/recall hold (n × n) float64 distances
-            from iclr25.core.diffusion_at.pipeline import check_memory
+            from iclr25.core.diffusion_at.memory import check_memory
 
             side = max(config.n_samples, config.n_reference)
             check_memory(8.0 * side**2, f"precision/recall of {side} images", "use --n <= 20000")

@@ -31,6 +31,7 @@ from iclr25.core.diffusion_at.consistency import ConsistencyObjective, Consisten
 from iclr25.core.diffusion_at.data import Dataset, load_dataset
 from iclr25.core.diffusion_at.ddpm import DDPMObjective
 from iclr25.core.diffusion_at.evaluation import Evaluator
+from iclr25.core.diffusion_at.memory import check_memory
 from iclr25.core.diffusion_at.models import ModelSpec
 from iclr25.core.diffusion_at.samplers import SamplerSpec, generate
 from iclr25.core.diffusion_at.schedules import NoiseSchedule
@@ -46,14 +47,6 @@ from iclr25.errors import InputError, UsageError
 
 #: --alpha when an AT method is given without one (measured sweep, docs/diffusion-at.md)
 DEFAULT_ALPHA = {"points": 0.05, "image": 0.05}
-#: refuse work whose arrays would clearly not fit a workstation (coarse estimates)
-MEMORY_LIMIT_BYTES = 8 * 2**30
-
-
-def check_memory(n_bytes: float, what: str, fix: str) -> None:
-    """UsageError when ``n_bytes`` exceeds :data:`MEMORY_LIMIT_BYTES` (before any work)."""
-    if n_bytes > MEMORY_LIMIT_BYTES:
-        raise UsageError(f"{what} would need about {n_bytes / 2**30:,.0f} GiB of memory", fix)
 
 
 def activation_bytes(spec: ModelSpec, batch_size: int) -> float:

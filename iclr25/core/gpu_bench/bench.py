@@ -18,10 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from iclr25.core.gpu_bench import flops as flops_mod
-from iclr25.core.gpu_bench import harness, ops, peaks
+from iclr25 import timing as harness
+from iclr25.core.gpu_bench import ops, peaks
 from iclr25.core.gpu_bench.ops import OpOptions
 from iclr25.errors import InputError, UsageError
+from iclr25.gpu import flops as flops_mod
 
 GIB = 2**30
 CPU_CACHE_FALLBACK = 32 * 2**20

@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from iclr25.core.gpu_bench import builders, flops
+from iclr25.core.gpu_bench import builders
 from iclr25.errors import UsageError
+from iclr25.gpu import flops
 
 ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 #: kernels whose hot paths the first-class ops measure (with more references and sizes)
@@ -217,13 +218,22 @@ FIRST_CLASS: dict[str, Callable[[str, OpOptions, str], list[BenchCase]]] = {
 
 
 # --- hot paths of registered kernels ----------------------------------------------------
+#: kernels whose gpu-bench case is measured against a core module's CPU/CuPy path: the
+#: case lives in core (``iclr25/gpu/`` never imports ``iclr25/core/``)
+CORE_HOT_PATHS = {"bandit_sequential": "iclr25.core.bandit_replicable.gpu_cases"}
+
+
+def _hot_path_module(spec):
+    return importlib.import_module(CORE_HOT_PATHS.get(spec.name, spec.package))
+
+
 def hot_path_kernels() -> list[str]:
     """Registered kernels that offer ``hot_path_cases``, minus the covered ones."""
     from iclr25.gpu.registry import all_kernels
 
     names = []
     for spec in all_kernels():
-        module = importlib.import_module(spec.package)
+        module = _hot_path_module(spec)
         if hasattr(module, "hot_path_cases") and spec.name not in COVERED_KERNELS:
             names.append(spec.name)
     return names
@@ -232,7 +242,7 @@ def hot_path_kernels() -> list[str]:
 def hot_path_cases(kernel: str, quick: bool) -> list[BenchCase]:
     from iclr25.gpu.registry import get_kernel
 
-    module = importlib.import_module(get_kernel(kernel).package)
+    module = _hot_path_module(get_kernel(kernel))
     cases = []
     for case in module.hot_path_cases(quick):
         build = partial(_hot, case)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from iclr25.core.bandit_replicable import counter_rng as cr
+from iclr25 import counter_rng as cr
 
 
 def test_splitmix64_known_answer():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from iclr25.core.gpu_bench import flops, peaks
+from iclr25.core.gpu_bench import peaks
+from iclr25.gpu import flops
 
 
 def test_gemm_flops_known_answer():

@@ -12,7 +12,8 @@ import pytest
 import torch
 
 import iclr25.gpu
-from iclr25.core.gpu_bench import bench, harness, ops
+from iclr25 import timing as harness
+from iclr25.core.gpu_bench import bench, ops
 from iclr25.gpu.kernels import attention_fwd, gemm_bf16, linear_attention
 from iclr25.gpu.kernels.linear_attention import linear_attention_chunked
 

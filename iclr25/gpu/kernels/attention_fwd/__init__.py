@@ -89,7 +89,7 @@ def attention_forward(
 
 def hot_path_cases(quick: bool) -> list:
     """gpu-bench cases: bf16, D = 128, against torch SDPA (its default backend choice)."""
-    from iclr25.core.gpu_bench.flops import attention_forward_flops
+    from iclr25.gpu.flops import attention_forward_flops
     from iclr25.gpu.hotpath import HotPathCase
 
     lengths = [4096] if quick else [1024, 4096, 8192]

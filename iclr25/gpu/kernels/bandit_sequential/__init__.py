@@ -1,17 +1,23 @@
 """UCB1 and Thompson sampling, one CUDA thread per bandit execution.
 
 ``run_sequential_cuda`` simulates executions ``run_ids`` of UCB1 or Gaussian Thompson
-sampling on the device and returns the same :class:`SequentialOutcome` as the CPU path
-(:func:`iclr25.core.bandit_replicable.sequential.simulate_sequential`); both draw the
-counter-based numbers of :mod:`iclr25.core.bandit_replicable.counter_rng`. The plain
-per-execution definition is :func:`reference.sequential_reference_run`.
+sampling on the device and returns the arrays of the CPU path's ``SequentialOutcome``
+(``iclr25/core/bandit_replicable/sequential.py``); both draw the counter-based numbers of
+:mod:`iclr25.counter_rng`. The plain per-execution definition is
+:func:`reference.sequential_reference_run`. ``env`` is anything with ``k``, ``means``,
+``gaps``, ``noise`` and ``sigma`` (this package imports nothing from ``iclr25.core``).
+gpu-bench's hot-path case for this kernel lives beside the CPU path it is measured
+against (``iclr25/core/bandit_replicable/gpu_cases.py``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from iclr25.gpu.registry import KernelSpec, load_module
+from iclr25.gpu.loading import load_module
+from iclr25.gpu.registry import KernelSpec
 
 SPEC = KernelSpec(
     name="bandit_sequential",
@@ -20,6 +26,18 @@ SPEC = KernelSpec(
     options=("--fmad=false",),
 )
 KMAX = 64  # must match kernel.cu
+
+
+@dataclass
+class SequentialArrays:
+    """Host copies of the kernel's outputs (the fields of the CPU ``SequentialOutcome``)."""
+
+    pulls: np.ndarray  # (runs, k) int64
+    regret: np.ndarray  # (runs,) pseudo-regret
+    keys: np.ndarray  # (runs, 2) uint64 rolling-hash trace keys
+    curve: np.ndarray  # (C,) summed regret at the checkpoints
+
+
 THREADS = 128
 ALGOS = {"ucb1": 0, "thompson": 1}
 
@@ -27,9 +45,8 @@ ALGOS = {"ucb1": 0, "thompson": 1}
 def run_sequential_cuda(
     algo: str, env, horizon: int, run_ids, seed: int, checkpoints=None, prior_scale: float = 1.0
 ):
-    """Simulate on the GPU; returns a SequentialOutcome with numpy arrays."""
-    from iclr25.core.bandit_replicable.counter_rng import run_keys
-    from iclr25.core.bandit_replicable.sequential import SequentialOutcome
+    """Simulate on the GPU; returns :class:`SequentialArrays` (numpy arrays)."""
+    from iclr25.counter_rng import run_keys
     from iclr25.gpu import get_cupy
 
     cp = get_cupy()
@@ -64,7 +81,7 @@ def run_sequential_cuda(
             keys_out,
         )
         kernel(((runs + THREADS - 1) // THREADS,), (THREADS,), args)
-    return SequentialOutcome(
+    return SequentialArrays(
         pulls=pulls.get(),
         regret=regret.get(),
         keys=keys_out.get(),
@@ -72,40 +89,4 @@ def run_sequential_cuda(
     )
 
 
-def hot_path_cases(quick: bool) -> list:
-    """gpu-bench cases: the kernel against the same algorithm vectorised over executions in
-    CuPy (one launch sequence per round), comparing mean pulls per arm."""
-    from iclr25.gpu.hotpath import HotPathCase
-
-    sizes = [(16384, 2000, 10)] if quick else [(16384, 2000, 10), (65536, 10000, 10)]
-
-    def make(algo: str, runs: int, horizon: int, k: int):
-        def setup():
-            import cupy as cp
-
-            from iclr25.core.bandit_replicable.environments import ArmsEnvironment
-            from iclr25.core.bandit_replicable.registry import sequential_rule
-            from iclr25.core.bandit_replicable.sequential import simulate_sequential
-
-            env = ArmsEnvironment(np.linspace(0.9, 0.1, k), "bernoulli", 1.0)
-            ids = np.arange(runs)
-
-            def ours():
-                out = run_sequential_cuda(algo, env, horizon, ids, seed=0)
-                return cp.asarray(out.pulls.mean(axis=0))
-
-            def reference():
-                out = simulate_sequential(sequential_rule(algo), env, horizon, ids, 0, xp=cp)
-                return cp.asarray(out.pulls.mean(axis=0))
-
-            return ours, reference
-
-        flops = 12.0 * runs * horizon * k  # index or posterior draw per arm and round
-        ref = "CuPy vectorised per-round loop"
-        shape = f"{algo} runs={runs} T={horizon} k={k}"
-        return HotPathCase(SPEC.name, shape, flops, ref, setup, rtol=2e-2, atol=0.5)
-
-    return [make(a, *size) for size in sizes for a in ("ucb1", "thompson")]
-
-
-__all__ = ["SPEC", "run_sequential_cuda", "hot_path_cases"]
+__all__ = ["SPEC", "SequentialArrays", "run_sequential_cuda"]

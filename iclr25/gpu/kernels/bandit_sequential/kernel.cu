@@ -2,7 +2,7 @@
 //
 // One thread per execution, looping over the T rounds. Each thread keeps its per-arm
 // reward sums and pull counts in local arrays (k <= KMAX). Random numbers come from the
-// counter-based generator of iclr25/core/bandit_replicable/counter_rng.py: the uniform for
+// counter-based generator of iclr25/counter_rng.py: the uniform for
 // (execution key, counter c) is (mix64(key + (c + 1) * GOLDEN) >> 11 + 0.5) * 2^-53, with
 // counter t * (k + 1) for the reward of round t and t * (k + 1) + 1 + i for Thompson's
 // draw of arm i. The arithmetic follows the numpy path operation by operation (compiled

@@ -3,14 +3,14 @@
 One execution at a time, one round at a time, Python floats — the definition of what the
 kernel and the vectorised CPU path (:mod:`iclr25.core.bandit_replicable.sequential`)
 compute, drawing the same counter-based numbers
-(:mod:`iclr25.core.bandit_replicable.counter_rng`). Tests compare all three.
+(:mod:`iclr25.counter_rng`). Tests compare all three.
 """
 
 from __future__ import annotations
 
 import math
 
-from iclr25.core.bandit_replicable.counter_rng import (
+from iclr25.counter_rng import (
     HASH_P1,
     HASH_P2,
     MASK64,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from iclr25.gpu.kernels.dro_logsumexp.reference import lse_rows_reference, lse_rows_torch
-from iclr25.gpu.registry import KernelSpec, load_module
+from iclr25.gpu.loading import load_module
+from iclr25.gpu.registry import KernelSpec
 
 SPEC = KernelSpec(
     name="dro_logsumexp",

@@ -83,7 +83,7 @@ def gemm_path(a, b) -> str:
 
 def hot_path_cases(quick: bool) -> list:
     """gpu-bench cases: bf16 GEMM against cuBLAS (``torch.matmul``)."""
-    from iclr25.core.gpu_bench.flops import gemm_flops
+    from iclr25.gpu.flops import gemm_flops
     from iclr25.gpu.hotpath import HotPathCase
 
     sizes = [4096] if quick else [2048, 4096, 8192]

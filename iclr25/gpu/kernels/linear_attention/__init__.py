@@ -92,7 +92,7 @@ def linear_attention(q, k, v, slopes=None):
 
 def hot_path_cases(quick: bool) -> list:
     """gpu-bench cases: bf16, DK = DV = 128, against the plain PyTorch chunked algorithm."""
-    from iclr25.core.gpu_bench.flops import linear_attention_flops
+    from iclr25.gpu.flops import linear_attention_flops
     from iclr25.gpu.hotpath import HotPathCase
 
     lengths = [4096] if quick else [1024, 4096, 16384]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from iclr25.gpu.kernels.mmd.reference import rbf_kernel_sums_reference, rbf_kernel_sums_tiled
-from iclr25.gpu.registry import KernelSpec, load_module
+from iclr25.gpu.loading import load_module
+from iclr25.gpu.registry import KernelSpec
 
 SPEC = KernelSpec(
     name="mmd",

@@ -13,7 +13,8 @@ from iclr25.gpu.kernels.pairwise_sqdist.reference import (
     pairwise_sqdist_cpu,
     pairwise_sqdist_reference,
 )
-from iclr25.gpu.registry import KernelSpec, load_module
+from iclr25.gpu.loading import load_module
+from iclr25.gpu.registry import KernelSpec
 
 SPEC = KernelSpec(
     name="pairwise_sqdist",

@@ -19,7 +19,8 @@ from iclr25.gpu.kernels.silhouette.reference import (
     silhouette_from_sums,
     silhouette_score_reference,
 )
-from iclr25.gpu.registry import KernelSpec, load_module
+from iclr25.gpu.loading import load_module
+from iclr25.gpu.registry import KernelSpec
 
 SPEC = KernelSpec(
     name="silhouette",

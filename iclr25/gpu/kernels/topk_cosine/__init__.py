@@ -23,7 +23,8 @@ from iclr25.gpu.kernels.topk_cosine.reference import (
     topk_cosine_cpu,
     topk_cosine_reference,
 )
-from iclr25.gpu.registry import KernelSpec, load_module
+from iclr25.gpu.loading import load_module
+from iclr25.gpu.registry import KernelSpec
 
 SPEC = KernelSpec(
     name="topk_cosine",

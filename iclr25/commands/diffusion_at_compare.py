@@ -25,8 +25,8 @@ def run_compare_command(
 ) -> None:
     import dataclasses
 
-    from iclr25.commands._diffusion_at_options import build_config
-    from iclr25.commands._diffusion_at_train import report_data
+    from iclr25.commands.diffusion_at_options import build_config
+    from iclr25.commands.diffusion_at_train import report_data
     from iclr25.core.diffusion_at.adversarial import ATConfig
     from iclr25.core.diffusion_at.compare import CompareConfig, run_compare, steps_per_seed
     from iclr25.core.diffusion_at.data import load_dataset

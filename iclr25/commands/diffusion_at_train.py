@@ -94,7 +94,7 @@ def _loss_curve(losses: list[float]) -> list[dict]:
 
 
 def _resolve_config(run: Run, data: str | None, opts: dict, resume_path: Path | None):
-    from iclr25.commands._diffusion_at_options import build_config
+    from iclr25.commands.diffusion_at_options import build_config
     from iclr25.core.diffusion_at.checkpoints import load_checkpoint
     from iclr25.core.diffusion_at.data import load_dataset
 

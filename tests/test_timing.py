@@ -8,7 +8,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iclr25.core.gpu_bench import harness
+from iclr25 import timing as harness
 
 
 class ScriptedClock:
@@ -105,3 +105,65 @@ def test_perf_counter_clock_times_a_cpu_reference_op():
     )
     assert timing.samples == 5 and timing.sets == 3
     assert 0 < timing.min_s <= timing.median_s <= timing.max_s
+
+
+# -- interleaved comparison (benchmarks: ours against a peer) --------------------------
+def test_interleaved_rounds_rotate_the_order_and_warmups_are_untimed():
+    clock, order = ScriptedClock(), []
+
+    def side(name, seconds):
+        def call():
+            clock.now += seconds
+            order.append(name)
+
+        return call
+
+    timings = harness.compare_interleaved(
+        {"ours": side("ours", 1.0), "peer": side("peer", 4.0)},
+        harness.TimingConfig(warmup=1, repeats=4),
+        clock,
+    )
+    # one warm-up round, then rounds alternate who goes first
+    assert order == ["ours", "peer"] + ["ours", "peer", "peer", "ours"] * 2
+    assert timings["ours"].median_s == 1.0 and timings["peer"].median_s == 4.0
+    assert timings["ours"].wall.samples == timings["peer"].wall.samples == 4
+    assert clock.syncs == 2
+
+
+def test_interleaved_load_hits_both_sides_alike():
+    """A burst of load during two rounds slows both sides; the medians keep the ratio."""
+    clock, calls = ScriptedClock(), []
+    slow_rounds = {2, 3}
+
+    def side(seconds):
+        def call():
+            rnd = len(calls) // 2
+            clock.now += seconds * (10 if rnd in slow_rounds else 1)
+            calls.append(seconds)
+
+        return call
+
+    t = harness.compare_interleaved(
+        {"a": side(1.0), "b": side(3.0)}, harness.TimingConfig(warmup=0, repeats=7), clock
+    )
+    assert t["b"].median_s / t["a"].median_s == pytest.approx(3.0)
+    assert t["a"].wall.max_s == 10.0
+
+
+def test_interleaved_min_time_extends_the_rounds():
+    timings = harness.compare_interleaved(
+        {"x": lambda: None}, harness.TimingConfig(warmup=0, repeats=2), min_time_s=0.02
+    )
+    assert timings["x"].wall.samples > 2
+
+
+def test_interleaved_cpu_time_counts_child_processes():
+    import subprocess
+    import sys
+
+    busy = [sys.executable, "-c", "s=0\nfor i in range(3_000_000): s+=i"]
+    t = harness.compare_interleaved(
+        {"child": lambda: subprocess.run(busy, check=True)},
+        harness.TimingConfig(warmup=0, repeats=1),
+    )
+    assert t["child"].cpu_median_s > 0.05  # the child's work, not the parent's waiting
