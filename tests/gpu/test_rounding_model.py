@@ -14,11 +14,18 @@ import math
 import pytest
 import torch
 
-from iclr25.gpu.kernels.attention_fwd.reference import attention_reference, attention_tolerance
+from iclr25.gpu.kernels.attention_fwd.reference import (
+    attention_reference,
+    attention_rms_tolerance,
+    attention_tolerance,
+)
+from iclr25.gpu.kernels.gemm_bf16.reference import gemm_rms_tolerance
 from iclr25.gpu.kernels.linear_attention.reference import (
     linear_attention_chunked,
+    linear_attention_rms_tolerance,
     linear_attention_tolerance,
 )
+from iclr25.gpu.tolerance import compare
 
 DTYPES = [torch.bfloat16, torch.float16]
 
@@ -83,3 +90,42 @@ def test_linear_attention_rounding_model_sits_well_inside_the_tolerance(dtype, d
         assert (
             float((linear_model(q, k, v, slopes, dtype, bug=True) - expected).abs().max()) > bound
         )
+
+
+# --- the row-RMS bounds gpu-bench checks every row with ---------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("n", "causal"), [(300, False), (300, True), (1500, True)])
+def test_attention_model_sits_inside_the_rms_bound_and_a_bug_falls_outside(dtype, n, causal):
+    gen = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(1, 2, n, 64, generator=gen).to(dtype) for _ in range(3))
+    expected = attention_reference(q, k, v, causal)[0]
+    tol = attention_rms_tolerance(dtype)
+    assert compare("O", attention_model(q, k, v, causal, dtype), expected, tol).error_ratio < 0.6
+    bug = attention_model(q, k, v, causal, dtype, bug=True)
+    assert compare("O", bug, expected, tol).error_ratio > 3
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("decay", [False, True])
+def test_linear_attention_model_sits_inside_the_rms_bound(dtype, decay):
+    gen = torch.Generator().manual_seed(2)
+    q, k = (torch.randn(1, 2, 600, 64, generator=gen) / 8 for _ in range(2))
+    q, k, v = q.to(dtype), k.to(dtype), torch.randn(1, 2, 600, 64, generator=gen).to(dtype)
+    slopes = torch.tensor([0.05, 0.6]) if decay else None
+    expected = linear_attention_chunked(q.float(), k.float(), v.float(), slopes)
+    tol = linear_attention_rms_tolerance(dtype)
+    got = linear_model(q, k, v, slopes, dtype)
+    assert compare("O", got, expected, tol).error_ratio < 0.6
+    if decay:
+        bug = linear_model(q, k, v, slopes, dtype, bug=True)
+        assert compare("O", bug, expected, tol).error_ratio > 10
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gemm_rms_bound_holds_one_rounding_and_rejects_a_scaled_product(dtype):
+    gen = torch.Generator().manual_seed(3)
+    a, b = (torch.randn(200, 200, generator=gen).to(dtype) for _ in range(2))
+    exact = a.float() @ b.float()
+    tol = gemm_rms_tolerance(dtype)
+    assert compare("C", rnd(exact, dtype), exact, tol).error_ratio < 0.6
+    assert compare("C", rnd(exact * (1 + 8 * (2.0**-8)), dtype), exact, tol).error_ratio > 1

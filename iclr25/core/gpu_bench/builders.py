@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from iclr25.gpu.tolerance import Tolerance
+
 TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 #: scores of at most this many bytes per chunk when the fp32 attention reference runs
 REFERENCE_CHUNK_BYTES = 1 << 30
@@ -22,12 +24,21 @@ REFERENCE_CHUNK_BYTES = 1 << 30
 
 @dataclass
 class Built:
+    """One case, built on its device.
+
+    ``exact()`` gives the high-precision outputs on input set 0 by name (the first is the
+    main output, the one every reference's error is measured on); ``ours_outputs()`` gives
+    our kernel's outputs under the same names, each checked with ``tolerances[name]``.
+    ``kernel`` is the kernel that actually runs (a dispatcher may pick another than the
+    case's first choice: ``fallback`` then says why, and gpu-bench warns)."""
+
     ours: Callable[[int], Any] | None
     references: dict[str, Callable[[int], Any]]
-    exact: Callable[[], Any] | None
-    #: error bound of ours vs exact: (rtol, atol), atol relative to max |exact| if scaled
-    tolerance: tuple[float, float] = (0.0, 0.0)
-    tolerance_scaled: bool = False
+    exact: Callable[[], dict[str, Any]] | None
+    ours_outputs: Callable[[], dict[str, Any]] | None = None
+    tolerances: dict[str, Tolerance] = field(default_factory=dict)
+    kernel: str | None = None
+    fallback: str = ""
     unavailable: dict[str, str] = field(default_factory=dict)
 
 
@@ -59,23 +70,45 @@ def _probe(refs: dict[str, Callable[[int], Any]], unavailable: dict[str, str]) -
 
 
 # --- GEMM -----------------------------------------------------------------------------------
+def _gemm_operand(rows: int, cols: int, layout: str, dtype, device: str, gen):
+    """A (rows, cols) operand, stored row-major (``"n"``) or as the transpose of a
+    row-major (cols, rows) matrix (``"t"``, e.g. the W of x @ W.T)."""
+    import torch
+
+    if layout == "n":
+        return torch.randn(rows, cols, device=device, dtype=dtype, generator=gen)
+    return torch.randn(cols, rows, device=device, dtype=dtype, generator=gen).T
+
+
 def build_gemm_gpu(
-    m: int, n: int, k: int, dtype: str, sets: int, seed: int, with_ours: bool, device: str = "cuda"
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    sets: int,
+    seed: int,
+    with_ours: bool,
+    device: str = "cuda",
+    layout: str = "nn",
 ) -> Built:
     import torch
 
-    from iclr25.gpu.kernels.gemm_bf16 import gemm, gemm_reference, gemm_tolerance
+    from iclr25.gpu.kernels import gemm_bf16
 
     tdt, gen = torch_dtype(dtype), _generator(device, seed)
-    a = torch.randn(m, k, device=device, dtype=tdt, generator=gen)
-    b = torch.randn(k, n, device=device, dtype=tdt, generator=gen)
+    a = _gemm_operand(m, k, layout[0], tdt, device, gen)
+    b = _gemm_operand(k, n, layout[1], tdt, device, gen)
     data = _rotate((a, b), sets)
+    plan = gemm_bf16.gemm_plan(a, b)
     refs = {"cuBLAS (torch.matmul)": lambda i: torch.matmul(*data[i])}
     return Built(
-        ours=(lambda i: gemm(*data[i])) if with_ours else None,
+        ours=(lambda i: gemm_bf16.gemm(*data[i])) if with_ours else None,
         references=refs,
-        exact=lambda: gemm_reference(a, b),
-        tolerance=gemm_tolerance(tdt, k),
+        exact=lambda: {"C": gemm_bf16.gemm_reference(a, b)},
+        ours_outputs=lambda: {"C": gemm_bf16.gemm(a, b)},
+        tolerances={"C": gemm_bf16.gemm_rms_tolerance(tdt)},
+        kernel=plan.kernel,
+        fallback=plan.reason,
     )
 
 
@@ -88,7 +121,7 @@ def build_gemm_cpu(m: int, n: int, k: int, sets: int, seed: int) -> Built:
     return Built(
         ours=None,
         references={"torch.matmul (fp32, CPU)": lambda i: torch.matmul(*data[i])},
-        exact=lambda: a.double() @ b.double(),
+        exact=lambda: {"C": a.double() @ b.double()},
     )
 
 
@@ -130,9 +163,10 @@ def build_attention_gpu(
     from torch.nn.attention import sdpa_kernel
 
     from iclr25.gpu.kernels.attention_fwd import (
+        LSE_TOLERANCE,
         attention_forward,
         attention_reference,
-        attention_tolerance,
+        attention_rms_tolerance,
     )
 
     tdt = torch_dtype(dtype)
@@ -151,11 +185,22 @@ def build_attention_gpu(
     unavailable: dict[str, str] = {}
     _probe(refs, unavailable)
     chunk = max(1, REFERENCE_CHUNK_BYTES // (3 * 4 * n * n))  # scores + softmax + mask
+
+    def exact():
+        o, lse = attention_reference(q, k, v, causal, batch_chunk=chunk)
+        return {"O": o, "LSE": lse}
+
+    def ours_outputs():
+        o, lse = attention_forward(q, k, v, causal=causal, return_lse=True)
+        return {"O": o, "LSE": lse}
+
     return Built(
         ours=(lambda i: attention_forward(*data[i], causal=causal)) if with_ours else None,
         references=refs,
-        exact=lambda: attention_reference(q, k, v, causal, batch_chunk=chunk)[0],
-        tolerance=attention_tolerance(tdt),
+        exact=exact,
+        ours_outputs=ours_outputs,
+        tolerances={"O": attention_rms_tolerance(tdt), "LSE": LSE_TOLERANCE},
+        kernel="attention_fwd",
         unavailable=unavailable,
     )
 
@@ -177,7 +222,7 @@ def build_attention_cpu(
     return Built(
         ours=None,
         references=refs,
-        exact=lambda: attention_reference(q, k, v, causal, dtype=torch.float64)[0],
+        exact=lambda: {"O": attention_reference(q, k, v, causal, dtype=torch.float64)[0]},
     )
 
 
@@ -217,11 +262,8 @@ def build_linear_gpu(
     with_ours: bool,
     device: str = "cuda",
 ) -> Built:
-    from iclr25.gpu.kernels.linear_attention import (
-        linear_attention,
-        linear_attention_chunked,
-        linear_attention_tolerance,
-    )
+    from iclr25.gpu.kernels.linear_attention import linear_attention, linear_attention_chunked
+    from iclr25.gpu.kernels.linear_attention.reference import linear_attention_rms_tolerance
 
     tdt = torch_dtype(dtype)
     q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed)
@@ -237,9 +279,10 @@ def build_linear_gpu(
     return Built(
         ours=(lambda i: linear_attention(*data[i], slopes)) if with_ours else None,
         references=refs,
-        exact=lambda: linear_attention_chunked(q.float(), k.float(), v.float(), slopes),
-        tolerance=(0.0, linear_attention_tolerance(tdt)),
-        tolerance_scaled=True,
+        exact=lambda: {"O": linear_attention_chunked(q.float(), k.float(), v.float(), slopes)},
+        ours_outputs=lambda: {"O": linear_attention(q, k, v, slopes)},
+        tolerances={"O": linear_attention_rms_tolerance(tdt)},
+        kernel="linear_attention",
         unavailable=unavailable,
     )
 
@@ -265,7 +308,7 @@ def build_linear_cpu(
     return Built(
         ours=None,
         references=refs,
-        exact=lambda: linear_attention_reference(q, k, v, slopes, dtype=torch.float64),
+        exact=lambda: {"O": linear_attention_reference(q, k, v, slopes, dtype=torch.float64)},
     )
 
 
@@ -277,6 +320,8 @@ def build_hot_path(case, with_ours: bool) -> Built:
     return Built(
         ours=(lambda i: ours()) if with_ours else None,
         references={case.reference: lambda i: reference()},
-        exact=reference,
-        tolerance=(case.rtol, case.atol),
+        exact=lambda: {"out": reference()},
+        ours_outputs=lambda: {"out": ours()},
+        tolerances={"out": Tolerance(rtol=case.rtol, atol=case.atol)},
+        kernel=case.op,
     )

@@ -43,6 +43,9 @@ class OpOptions:
     batch: int | None = None  # None: the op's convention (module docstring)
     heads: int | None = None
     decay: str = "both"  # linear attention: "both", "yes" or "no"
+    #: GEMM operand storage: A then B, "n" row-major, "t" the transpose of a row-major
+    #: matrix ("nt" is x @ W.T); the reference multiplies the same views
+    gemm_layout: str = "nn"
     quick: bool = False
     seed: int = 0
 
@@ -112,10 +115,13 @@ def gemm_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
     set_bytes = (m * k + k * n) * e
     extra = 3 * m * n * 4 + (m * k + k * n) * 8  # outputs + upcast copies for the exact product
     if device == "cuda":
-        build = partial(_gpu, builders.build_gemm_gpu, m, n, k, opts.dtype, seed=opts.seed)
+        build = partial(
+            _gpu, builders.build_gemm_gpu, m, n, k, opts.dtype, seed=opts.seed,
+            layout=opts.gemm_layout,
+        )  # fmt: skip
     else:
         build = partial(_cpu, builders.build_gemm_cpu, m, n, k, seed=opts.seed)
-    shape = f"M={m} N={n} K={k}"
+    shape = f"M={m} N={n} K={k}" + (f" {opts.gemm_layout}" if opts.gemm_layout != "nn" else "")
     kernel = "gemm_bf16" if device == "cuda" else None
     return [
         BenchCase("gemm", shape, dtype, flops.gemm_flops(m, n, k), set_bytes, extra, kernel, build)
@@ -202,8 +208,10 @@ def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
 GPU_TENSOR_DEVICE = "cuda"
 
 
-def _gpu(builder, *args, seed: int, sets: int, with_ours: bool):
-    return builder(*args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE)
+def _gpu(builder, *args, seed: int, sets: int, with_ours: bool, **options):
+    return builder(
+        *args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE, **options
+    )
 
 
 def _cpu(builder, *args, seed: int, sets: int, with_ours: bool):

@@ -41,14 +41,35 @@ def test_cpu_reference_run_times_every_reference_and_measures_its_error():
         assert row["sets"] >= 2
 
 
-def test_error_stats_absolute_and_scaled_tolerances():
-    exact = torch.tensor([1.0, -2.0, 100.0])
-    out = exact + torch.tensor([0.01, 0.0, -0.5])
-    err, ok = bench.error_stats(out, exact, rtol=0.01, atol=0.0, scaled=False)
-    assert err == pytest.approx(0.5) and ok  # 0.01 <= 0.01 * 1, 0.5 <= 0.01 * 100
-    assert not bench.error_stats(out, exact, rtol=0.001, atol=0.0, scaled=False)[1]
-    assert bench.error_stats(out, exact, rtol=0.0, atol=0.005, scaled=True)[1]  # 0.5 <= 0.005 * 100
-    assert bench.error_stats(torch.zeros(0), torch.zeros(0), 0.0, 0.0, False) == (0.0, True)
+def test_every_side_is_timed_by_one_method_with_the_same_launches_and_repeats(monkeypatch):
+    """Ours and every reference: interleaved rounds, each sample one clock interval around
+    ``launches`` back-to-back calls that walk through the rotated input sets."""
+    calls: list[tuple[str, int]] = []
+
+    class CountingClock:
+        def __init__(self):
+            self.now = 0.0
+
+        def mark(self):
+            return len(calls)  # calls made so far: a sample's "duration" is its call count
+
+        def elapsed_s(self, start, end):
+            return float(end - start)
+
+        def synchronize(self):
+            pass
+
+    sides = {name: (lambda i, name=name: calls.append((name, i))) for name in ("ours", "ref")}
+    timing = bench.harness.TimingConfig(warmup=1, repeats=4)
+    seconds = bench.time_sides(sides, sets=3, launches=5, timing=timing, clock=CountingClock())
+    assert seconds == {"ours": 1.0, "ref": 1.0}  # 5 calls per sample / 5 launches
+    for name in ("ours", "ref"):
+        used = [i for n, i in calls if n == name]
+        assert len(used) == 5 * (1 + 4)  # warm-up round + 4 timed rounds, 5 launches each
+        assert used == [k % 3 for k in range(len(used))]  # consecutive calls rotate the sets
+    # interleaved: the sides alternate sample by sample (order rotated every round)
+    order = [n for k, (n, _) in enumerate(calls) if k % 5 == 0]
+    assert order[:6] == ["ours", "ref", "ours", "ref", "ref", "ours"]  # warm-up, rounds 0, 1
 
 
 def test_oversized_cases_say_how_much_memory_they_need():

@@ -14,7 +14,9 @@ import math
 import numpy as np
 
 from iclr25.gpu.kernels.attention_fwd.reference import (
+    LSE_TOLERANCE,
     attention_reference,
+    attention_rms_tolerance,
     attention_tiled_reference,
     attention_tolerance,
 )
@@ -121,9 +123,11 @@ def hot_path_cases(quick: bool) -> list:
 
 
 __all__ = [
+    "LSE_TOLERANCE",
     "SPEC",
     "attention_forward",
     "attention_reference",
+    "attention_rms_tolerance",
     "attention_tiled_reference",
     "attention_tolerance",
     "hot_path_cases",

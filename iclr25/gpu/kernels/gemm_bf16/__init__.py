@@ -16,7 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr25.gpu.kernels.gemm_bf16.reference import gemm_reference, gemm_tolerance
+from iclr25.gpu.kernels.gemm_bf16.reference import (
+    gemm_reference,
+    gemm_rms_tolerance,
+    gemm_tolerance,
+)
 from iclr25.gpu.registry import KernelSpec
 
 SPEC = KernelSpec(
@@ -206,7 +210,10 @@ __all__ = [
     "SPEC",
     "gemm",
     "gemm_path",
+    "gemm_mma_sync",
+    "gemm_plan",
     "gemm_reference",
+    "gemm_rms_tolerance",
     "gemm_tolerance",
     "hot_path_cases",
     "launch_grid",
