@@ -24,16 +24,22 @@ class Tolerance:
     rtol: float = 0.0  # times |exact|, elementwise
     atol_rms: float = 0.0  # times the RMS of the exact row
     atol: float = 0.0  # absolute
+    #: times the RMS of the whole exact tensor: a floor for rows whose exact value cancels
+    #: to (almost) nothing while the kernel's rounding does not (causal dQ of query 0)
+    atol_tensor_rms: float = 0.0
 
     def bound(self, exact):
         """The elementwise bound for ``exact`` (a float64 torch tensor)."""
         bound = self.rtol * exact.abs() + self.atol
         if self.atol_rms and exact.ndim:
             bound = bound + self.atol_rms * exact.pow(2).mean(dim=-1, keepdim=True).sqrt()
+        if self.atol_tensor_rms and exact.numel():
+            bound = bound + self.atol_tensor_rms * float(exact.pow(2).mean().sqrt())
         return bound
 
     def describe(self) -> str:
         parts = [f"{self.atol_rms:.3g} x row RMS"] if self.atol_rms else []
+        parts += [f"{self.atol_tensor_rms:.3g} x RMS"] if self.atol_tensor_rms else []
         parts += [f"{self.rtol:.3g} x |exact|"] if self.rtol else []
         parts += [f"{self.atol:.3g}"] if self.atol else []
         return " + ".join(parts) or "exact"

@@ -1,8 +1,9 @@
 """Attention forward (flash style, online softmax) on tensor cores (kernel.cu).
 
 ``attention_forward(q, k, v, causal=False, scale=None, return_lse=False)`` takes torch CUDA
-tensors (..., N, D) — bf16 or fp16, D = 64 or 128, any N_q, N_kv >= 1 — and returns O (and
-the natural-log row LSE in fp32). Causal masking is top-left aligned like torch's
+tensors (..., N, D) — bf16 or fp16, D = 64 or 128, any N_q, N_kv >= 1; (B, H, N, D) with
+fewer kv heads for grouped-query attention — and returns O (and the natural-log row LSE
+in fp32). Causal masking is top-left aligned like torch's
 ``scaled_dot_product_attention``. Tested against :mod:`.reference` in
 tests/gpu/test_attention_fwd.py.
 """
@@ -17,6 +18,8 @@ from iclr25.gpu.kernels.attention_fwd.reference import (
     LSE_TOLERANCE,
     attention_reference,
     attention_rms_tolerance,
+    check_shapes,
+    expand_kv,
     attention_tiled_reference,
     attention_tolerance,
 )
@@ -41,6 +44,16 @@ def smem_bytes(head_dim: int) -> int:
 def function_name(dtype, head_dim: int) -> str:
     short = {"bfloat16": "bf16", "float16": "f16"}[str(dtype).removeprefix("torch.")]
     return f"attn_fwd_{short}_d{head_dim}"
+
+
+def _expand_groups(q, k, v):
+    """Grouped-query / multi-query attention, q (B, Hq, N, D) and k, v (B, Hkv, N, D) with
+    Hq a multiple of Hkv: each kv head repeated for its query heads (a copy; this kernel
+    reads one kv head per query head)."""
+    if q.ndim == 4 and k.ndim == 4 and k.shape == v.shape and k.shape[1] != q.shape[1]:
+        group = check_shapes(q, k, v)
+        return expand_kv(k, group), expand_kv(v, group)
+    return k, v
 
 
 def _check_shapes(q, k, v) -> None:
@@ -71,6 +84,7 @@ def attention_forward(
     )
 
     require_cuda_tensors({"q": q, "k": k, "v": v}, (torch.bfloat16, torch.float16))
+    k, v = _expand_groups(q, k, v)
     _check_shapes(q, k, v)
     q, k, v = (contiguous_aligned(t) for t in (q, k, v))
     n_q, n_kv, d = q.shape[-2], k.shape[-2], q.shape[-1]

@@ -32,6 +32,26 @@ def _check(q, k, v) -> None:
         )
 
 
+def check_shapes(q, k, v) -> int:
+    """The group size Hq / Hkv; ValueError for shapes that are not (B, H, N, D) with
+    matching batch and head dims (Hq a multiple of Hkv)."""
+    if q.ndim != 4 or k.ndim != 4 or k.shape != v.shape:
+        raise ValueError(
+            f"attention needs q (B, Hq, Nq, D), k and v (B, Hkv, Nkv, D); got {tuple(q.shape)}, "
+            f"{tuple(k.shape)}, {tuple(v.shape)}"
+        )
+    if q.shape[0] != k.shape[0] or q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"batch and head dim must match: {tuple(q.shape)} vs {tuple(k.shape)}")
+    if k.shape[1] == 0 or q.shape[1] % k.shape[1]:
+        raise ValueError(f"query heads ({q.shape[1]}) must be a multiple of kv heads ({k.shape[1]})")
+    return q.shape[1] // k.shape[1]
+
+
+def expand_kv(t, group: int):
+    """(B, Hkv, N, D) -> (B, Hkv * group, N, D): kv head h serves query heads h*group.."""
+    return t if group == 1 else t.repeat_interleave(group, dim=1)
+
+
 def kv_tile_count(q0: int, block_q: int, n_kv: int, block_kv: int, causal: bool) -> int:
     """Key tiles a query block [q0, q0 + block_q) visits (mirrors tk_tiles.cuh)."""
     keys = min(n_kv, q0 + block_q) if causal else n_kv
