@@ -14,6 +14,10 @@ import math
 import pytest
 import torch
 
+from iclr25.gpu.kernels.attention_bwd.reference import (
+    attention_backward_reference,
+    attention_grad_tolerance,
+)
 from iclr25.gpu.kernels.attention_fwd.reference import (
     attention_reference,
     attention_rms_tolerance,
@@ -129,3 +133,38 @@ def test_gemm_rms_bound_holds_one_rounding_and_rejects_a_scaled_product(dtype):
     tol = gemm_rms_tolerance(dtype)
     assert compare("C", rnd(exact, dtype), exact, tol).error_ratio < 0.6
     assert compare("C", rnd(exact * (1 + 8 * (2.0**-8)), dtype), exact, tol).error_ratio > 1
+
+
+def attention_backward_model(q, k, v, do, causal, dtype, bug=None):
+    """The backward kernels' roundings: O from the forward model (16-bit), P and dS rounded
+    as mma operands, dQ, dK, dV rounded once; ``bug``: Delta or the scale 5% off."""
+    n, d = q.shape[-2], q.shape[-1]
+    scale = 1 / math.sqrt(d)
+    o = attention_model(q, k, v, causal, dtype)
+    qf, kf, vf, dof = (t.float() for t in (q, k, v, do))
+    s = scale * qf @ kf.mT
+    if causal:
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+    p = torch.softmax(s, -1)
+    delta = (dof * o.float()).sum(-1, keepdim=True) * (1.05 if bug == "delta" else 1)
+    ds = p * (dof @ vf.mT - delta)
+    step = scale * (1.05 if bug == "scale" else 1)
+    dq = rnd(step * (rnd(ds, dtype) @ kf), dtype)
+    dk = rnd(step * (rnd(ds, dtype).mT @ qf), dtype)
+    dv = rnd(rnd(p, dtype).mT @ dof, dtype)
+    return o, (dq, dk, dv)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("heads", "n", "causal"), [(2, 300, False), (2, 300, True), (1, 900, True)])
+def test_backward_model_sits_inside_the_gradient_bound_and_bugs_fall_outside(dtype, heads, n, causal):
+    gen = torch.Generator().manual_seed(1)
+    q, k, v, do = (torch.randn(1, heads, n, 64, generator=gen).to(dtype) for _ in range(4))
+    o, got = attention_backward_model(q, k, v, do, causal, dtype)
+    exact = attention_backward_reference(q, k, v, do, causal, dtype=torch.float64, o=o)
+    tol = attention_grad_tolerance(dtype)
+    for name, ours, ref in zip(("dQ", "dK", "dV"), got, exact, strict=True):
+        assert compare(name, ours, ref, tol).error_ratio < 0.3, name
+    for bug in ("delta", "scale"):
+        wrong = attention_backward_model(q, k, v, do, causal, dtype, bug)[1]
+        assert max(compare("dQ", w, e, tol).error_ratio for w, e in zip(wrong[:2], exact[:2])) > 1.2

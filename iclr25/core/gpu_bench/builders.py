@@ -126,12 +126,13 @@ def build_gemm_cpu(m: int, n: int, k: int, sets: int, seed: int) -> Built:
 
 
 # --- attention ------------------------------------------------------------------------------
-def _qkv(shape_q: tuple, n_kv: int, dtype, device: str, seed: int) -> tuple:
+def _qkv(shape_q: tuple, n_kv: int, dtype, device: str, seed: int, kv_heads=None) -> tuple:
+    """q of ``shape_q`` (..., H, N, D); k and v with ``kv_heads`` heads (default H)."""
     import torch
 
     gen = _generator(device, seed)
     q = torch.randn(*shape_q, device=device, dtype=dtype, generator=gen)
-    kv_shape = (*shape_q[:-2], n_kv, shape_q[-1])
+    kv_shape = (*shape_q[:-3], kv_heads or shape_q[-3], n_kv, shape_q[-1])
     k, v = (torch.randn(*kv_shape, device=device, dtype=dtype, generator=gen) for _ in range(2))
     return q, k, v
 
@@ -147,9 +148,20 @@ def _sdpa_backends() -> dict[str, Any]:
     return {f"SDPA {k}": getattr(SDPBackend, v) for k, v in names.items() if hasattr(SDPBackend, v)}
 
 
+def _sdpa(q, k, v, causal: bool):
+    """torch SDPA, grouped-query attention through ``enable_gqa`` when k has fewer heads."""
+    import torch
+
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    if k.shape[-3] != q.shape[-3]:
+        return sdpa(q, k, v, is_causal=causal, enable_gqa=True)
+    return sdpa(q, k, v, is_causal=causal)
+
+
 def build_attention_gpu(
     batch: int,
     heads: int,
+    kv_heads: int,
     n: int,
     d: int,
     causal: bool,
@@ -167,17 +179,17 @@ def build_attention_gpu(
         attention_forward,
         attention_reference,
         attention_rms_tolerance,
+        expand_kv,
     )
 
     tdt = torch_dtype(dtype)
-    q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed)
+    q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed, kv_heads)
     data = _rotate((q, k, v), sets)
-    sdpa = torch.nn.functional.scaled_dot_product_attention
 
     def with_backend(backend):
         def run(i):
             with sdpa_kernel(backend):
-                return sdpa(*data[i], is_causal=causal)
+                return _sdpa(*data[i], causal)
 
         return run
 
@@ -185,9 +197,11 @@ def build_attention_gpu(
     unavailable: dict[str, str] = {}
     _probe(refs, unavailable)
     chunk = max(1, REFERENCE_CHUNK_BYTES // (3 * 4 * n * n))  # scores + softmax + mask
+    group = heads // kv_heads
 
     def exact():
-        o, lse = attention_reference(q, k, v, causal, batch_chunk=chunk)
+        kx, vx = expand_kv(k, group), expand_kv(v, group)
+        o, lse = attention_reference(q, kx, vx, causal, batch_chunk=chunk)
         return {"O": o, "LSE": lse}
 
     def ours_outputs():
@@ -206,24 +220,140 @@ def build_attention_gpu(
 
 
 def build_attention_cpu(
-    batch: int, heads: int, n: int, d: int, causal: bool, sets: int, seed: int
+    batch: int, heads: int, kv_heads: int, n: int, d: int, causal: bool, sets: int, seed: int
 ) -> Built:
     import torch
 
-    from iclr25.gpu.kernels.attention_fwd import attention_reference
+    from iclr25.gpu.kernels.attention_fwd import attention_reference, expand_kv
 
-    q, k, v = _qkv((batch, heads, n, d), n, torch.float32, "cpu", seed)
+    q, k, v = _qkv((batch, heads, n, d), n, torch.float32, "cpu", seed, kv_heads)
     data = _rotate((q, k, v), sets)
-    sdpa = torch.nn.functional.scaled_dot_product_attention
+    group = heads // kv_heads
+
+    def naive(i):
+        qi, ki, vi = data[i]
+        return attention_reference(qi, expand_kv(ki, group), expand_kv(vi, group), causal)[0]
+
     refs = {
-        "torch SDPA (fp32, CPU)": lambda i: sdpa(*data[i], is_causal=causal),
-        "softmax(QK^T)V (fp32, CPU)": lambda i: attention_reference(*data[i], causal)[0],
+        "torch SDPA (fp32, CPU)": lambda i: _sdpa(*data[i], causal),
+        "softmax(QK^T)V (fp32, CPU)": naive,
     }
+    kx, vx = expand_kv(k, group), expand_kv(v, group)
     return Built(
         ours=None,
         references=refs,
-        exact=lambda: {"O": attention_reference(q, k, v, causal, dtype=torch.float64)[0]},
+        exact=lambda: {"O": attention_reference(q, kx, vx, causal, dtype=torch.float64)[0]},
     )
+
+
+# --- attention backward ---------------------------------------------------------------------
+def _sdpa_backward_reference(data: list[tuple], causal: bool, backend) -> Callable[[int], Any]:
+    """SDPA's backward with ``backend``: the forward graph of every input set is built
+    once (untimed); a call runs autograd.grad through it (dQ, dK, dV)."""
+    import torch
+    from torch.nn.attention import sdpa_kernel
+
+    graphs = []
+    for q, k, v, _ in data:
+        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+        with torch.enable_grad(), sdpa_kernel(backend):
+            graphs.append((leaves, _sdpa(*leaves, causal)))
+
+    def run(i):
+        leaves, out = graphs[i]
+        return torch.autograd.grad(out, leaves, data[i][3], retain_graph=True)
+
+    return run
+
+
+def build_attention_bwd_gpu(
+    batch: int,
+    heads: int,
+    kv_heads: int,
+    n: int,
+    d: int,
+    causal: bool,
+    dtype: str,
+    sets: int,
+    seed: int,
+    with_ours: bool,
+    device: str = "cuda",
+) -> Built:
+    import torch
+
+    from iclr25.gpu.kernels.attention_bwd import (
+        attention_backward,
+        attention_backward_reference,
+        attention_grad_tolerance,
+    )
+    from iclr25.gpu.kernels.attention_fwd import attention_forward
+
+    tdt = torch_dtype(dtype)
+    q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed, kv_heads)
+    do = torch.randn(q.shape, device=device, dtype=tdt, generator=_generator(device, seed + 1))
+    data = _rotate((q, k, v, do), sets)
+    refs, unavailable = {}, {}
+    for name, backend in _sdpa_backends().items():
+        try:
+            refs[name] = _sdpa_backward_reference(data, causal, backend)
+        except Exception as exc:  # a backend this GPU or shape lacks
+            unavailable[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+    _probe(refs, unavailable)
+    forward = [attention_forward(*s[:3], causal=causal, return_lse=True) for s in data] if with_ours else []
+
+    def ours(i):
+        qi, ki, vi, doi = data[i]
+        return attention_backward(qi, ki, vi, *forward[i], doi, causal)
+
+    def exact():
+        o = forward[0][0] if forward else None  # the closed form at our O (see the reference)
+        dq, dk, dv = attention_backward_reference(q, k, v, do, causal, o=o)
+        return {"dQ": dq, "dK": dk, "dV": dv}
+
+    def ours_outputs():
+        return dict(zip(("dQ", "dK", "dV"), ours(0), strict=True))
+
+    tol = attention_grad_tolerance(tdt)
+    return Built(
+        ours=ours if with_ours else None,
+        references=refs,
+        exact=exact,
+        ours_outputs=ours_outputs,
+        tolerances={"dQ": tol, "dK": tol, "dV": tol},
+        kernel="attention_bwd",
+        unavailable=unavailable,
+    )
+
+
+def build_attention_bwd_cpu(
+    batch: int, heads: int, kv_heads: int, n: int, d: int, causal: bool, sets: int, seed: int
+) -> Built:
+    import torch
+
+    from iclr25.gpu.kernels.attention_bwd import attention_backward_reference
+
+    q, k, v = _qkv((batch, heads, n, d), n, torch.float32, "cpu", seed, kv_heads)
+    do = torch.randn(q.shape, generator=_generator("cpu", seed + 1))
+    data = _rotate((q, k, v, do), sets)
+    sdpa = _sdpa_backward_reference(data, causal, _cpu_backend())
+    refs = {
+        "torch SDPA backward (fp32, CPU)": sdpa,
+        "autograd of softmax(QK^T)V (fp32, CPU)": lambda i: attention_backward_reference(
+            *data[i][:3], data[i][3], causal
+        ),
+    }
+
+    def exact():
+        grads = attention_backward_reference(q, k, v, do, causal, dtype=torch.float64)
+        return dict(zip(("dQ", "dK", "dV"), grads, strict=True))
+
+    return Built(ours=None, references=refs, exact=exact)
+
+
+def _cpu_backend():
+    from torch.nn.attention import SDPBackend
+
+    return SDPBackend.MATH
 
 
 # --- linear attention -----------------------------------------------------------------------

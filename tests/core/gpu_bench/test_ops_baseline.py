@@ -12,10 +12,22 @@ from iclr25.errors import InputError, UsageError
 
 def test_registry_lists_first_class_ops_and_uncovered_hot_paths():
     names = ops.all_ops()
-    assert names[:3] == ["gemm", "attention", "linear-attention"]
+    assert names[:4] == ["gemm", "attention", "attention-backward", "linear-attention"]
     assert "pairwise_sqdist" in names  # another command's hot path
     for covered in ops.COVERED_KERNELS:  # measured by the first-class ops instead
         assert covered not in names
+
+
+def test_gqa_cases_name_the_kv_heads_and_refuse_non_divisors():
+    opts = ops.OpOptions(batch=2, heads=16, kv_heads=4)
+    (case,) = ops.attention_cases("1024", opts, "cuda")
+    assert case.shape == "B=2 H=16 Hkv=4 N=1024 D=128"
+    (plain,) = ops.attention_cases("1024", ops.OpOptions(batch=2, heads=16), "cuda")
+    assert case.set_bytes < plain.set_bytes  # k and v have a quarter of the heads
+    (bwd,) = ops.attention_backward_cases("1024", opts, "cuda")
+    assert bwd.op == "attention-backward" and bwd.flops == 2.5 * case.flops
+    with pytest.raises(UsageError, match="does not divide"):
+        ops.attention_cases("1024", ops.OpOptions(heads=16, kv_heads=3), "cuda")
 
 
 def test_unknown_op_lists_the_valid_ones():
@@ -62,7 +74,7 @@ def test_gpu_cases_follow_the_conventions():
 
 def test_cpu_cases_run_in_fp32_without_our_kernels():
     cases = ops.expand_cases(ops.all_ops(), None, ops.OpOptions(quick=True), "cpu")
-    assert {c.op for c in cases} == {"gemm", "attention", "linear-attention"}  # no hot paths
+    assert {c.op for c in cases} == set(ops.FIRST_CLASS)  # no hot paths
     assert all(c.dtype == "fp32" and c.kernel is None for c in cases)
 
 
