@@ -154,7 +154,9 @@ def function(cubin: Path, name: str, index: int, smem_bytes: int = 0) -> Functio
         module = _module(str(cubin), index)
         handle = ctypes.c_void_p()
         check(
-            library().cuModuleGetFunction(ctypes.byref(handle), ctypes.c_void_p(module), name.encode()),
+            library().cuModuleGetFunction(
+                ctypes.byref(handle), ctypes.c_void_p(module), name.encode()
+            ),
             f"cuModuleGetFunction({name})",
         )
         fn = Function(handle.value, module, index, name)

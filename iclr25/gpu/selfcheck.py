@@ -123,7 +123,9 @@ def _read_cached(path) -> Verdict | None:
 
 
 # --- running the check ----------------------------------------------------------------
-def run_in_subprocess(name: str, index: int, timeout_s: float, cmd: list[str] | None = None) -> Verdict:
+def run_in_subprocess(
+    name: str, index: int, timeout_s: float, cmd: list[str] | None = None
+) -> Verdict:
     """``python -m iclr25.gpu.selfcheck name index`` (or ``cmd``) with a time limit; the
     verdict it prints, or a failed one saying why there is none."""
     cmd = cmd or [sys.executable, "-m", "iclr25.gpu.selfcheck", name, str(index)]

@@ -43,7 +43,9 @@ def test_the_kernels_algorithm_matches_autograd(shape, block_q):
     *dims, causal = shape
     q, k, v, do = _inputs(*dims)
     group = dims[1] // dims[2]
-    o, lse = attention_reference(q, expand_kv(k, group), expand_kv(v, group), causal, dtype=torch.float64)
+    o, lse = attention_reference(
+        q, expand_kv(k, group), expand_kv(v, group), causal, dtype=torch.float64
+    )
     tiled = attention_backward_tiled_reference(q, k, v, o, lse, do, causal, block_q=block_q)
     exact = attention_backward_reference(q, k, v, do, causal, dtype=torch.float64)
     for got, want in zip(tiled, exact, strict=True):
@@ -56,7 +58,9 @@ def test_the_closed_form_at_the_exact_output_is_autograd(shape):
     *dims, causal = shape
     q, k, v, do = _inputs(*dims, seed=1)
     group = dims[1] // dims[2]
-    o = attention_reference(q, expand_kv(k, group), expand_kv(v, group), causal, dtype=torch.float64)[0]
+    o = attention_reference(
+        q, expand_kv(k, group), expand_kv(v, group), causal, dtype=torch.float64
+    )[0]
     closed = attention_backward_reference(q, k, v, do, causal, dtype=torch.float64, o=o)
     auto = attention_backward_reference(q, k, v, do, causal, dtype=torch.float64)
     for got, want in zip(closed, auto, strict=True):
@@ -66,7 +70,9 @@ def test_the_closed_form_at_the_exact_output_is_autograd(shape):
 def test_gqa_gradients_sum_over_the_query_heads_of_a_group():
     q, k, v, do = _inputs(1, 4, 1, 20, 20, 8, seed=2)
     _, dk, dv = attention_backward_reference(q, k, v, do, dtype=torch.float64)
-    _, dk_full, dv_full = attention_backward_reference(q, expand_kv(k, 4), expand_kv(v, 4), do, dtype=torch.float64)
+    _, dk_full, dv_full = attention_backward_reference(
+        q, expand_kv(k, 4), expand_kv(v, 4), do, dtype=torch.float64
+    )
     torch.testing.assert_close(dk[:, 0], dk_full.sum(1))
     torch.testing.assert_close(dv[:, 0], dv_full.sum(1))
 
@@ -79,11 +85,15 @@ def test_bad_head_counts_are_refused():
 
 def test_python_constants_match_kernel_source():
     src = attention_bwd.SPEC.read_source()
-    assert re.search(r"BQ = D == 64 \? 64 : 16;", src) and re.search(r"BKV_DQ = D == 64 \? 64 : 32;", src)
+    assert re.search(r"BQ = D == 64 \? 64 : 16;", src) and re.search(
+        r"BKV_DQ = D == 64 \? 64 : 32;", src
+    )
     assert attention_bwd.tiles(64) == (64, 64) and attention_bwd.tiles(128) == (16, 32)
     assert re.search(r"constexpr int BKV = 64, WARPS = 4, THREADS = 32 \* WARPS;", src)
     for d in (64, 128):
-        for name in attention_bwd.function_names(torch.bfloat16, d) + attention_bwd.function_names(torch.float16, d):
+        for name in attention_bwd.function_names(torch.bfloat16, d) + attention_bwd.function_names(
+            torch.float16, d
+        ):
             suffix = name.split("_", 3)[-1]
             assert f"ICLR25_BWD_ENTRY({suffix}," in src
         # within sm_80's 163 KiB per block and Hopper's 227 KiB
@@ -107,7 +117,9 @@ def test_the_backward_kernels_pass_their_self_check_on_this_gpu():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("shape", SHAPES + [(2, 8, 2, 1000, 1000, 128, True), (1, 4, 4, 4097, 4097, 64, False)])
+@pytest.mark.parametrize(
+    "shape", SHAPES + [(2, 8, 2, 1000, 1000, 128, True), (1, 4, 4, 4097, 4097, 64, False)]
+)
 def test_kernels_match_the_fp32_gradients(shape, dtype):
     if not _verified():
         pytest.fail("the backward kernels failed their self-check (see the test above)")
@@ -147,5 +159,10 @@ def test_an_unverified_backward_falls_back_to_sdpa_with_a_warning(monkeypatch):
         attention_bwd.attention(*leaves).backward(do)
     assert any("attention_bwd failed its self-check" in str(w.message) for w in caught)
     exact = attention_backward_reference(q, k, v, do)
-    assert compare("dQ", leaves[0].grad, exact[0], attention_grad_tolerance(torch.bfloat16)).error_ratio < 5
+    assert (
+        compare(
+            "dQ", leaves[0].grad, exact[0], attention_grad_tolerance(torch.bfloat16)
+        ).error_ratio
+        < 5
+    )
     selfcheck.forget()

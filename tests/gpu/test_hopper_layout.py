@@ -235,7 +235,10 @@ def test_staging_writes_and_tma_stores_rebuild_the_tile_without_bank_conflicts(m
     for warp in range(4):  # one warp's 32 stores of one (j, half) hit 32 distinct banks
         for j in range(32):
             for i in (4 * j, 4 * j + 2):
-                banks = {(offset[isa_accumulator(t, i)] // 4) % 32 for t in range(32 * warp, 32 * warp + 32)}
+                banks = {
+                    (offset[isa_accumulator(t, i)] // 4) % 32
+                    for t in range(32 * warp, 32 * warp + 32)
+                }
                 assert len(banks) == 32
 
 

@@ -171,7 +171,6 @@ def build_attention_gpu(
     with_ours: bool,
     device: str = "cuda",
 ) -> Built:
-    import torch
     from torch.nn.attention import sdpa_kernel
 
     from iclr25.gpu.kernels.attention_fwd import (
@@ -299,7 +298,11 @@ def build_attention_bwd_gpu(
         except Exception as exc:  # a backend this GPU or shape lacks
             unavailable[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
     _probe(refs, unavailable)
-    forward = [attention_forward(*s[:3], causal=causal, return_lse=True) for s in data] if with_ours else []
+    forward = (
+        [attention_forward(*s[:3], causal=causal, return_lse=True) for s in data]
+        if with_ours
+        else []
+    )
 
     def ours(i):
         qi, ki, vi, doi = data[i]

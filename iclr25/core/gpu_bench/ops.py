@@ -174,7 +174,9 @@ def _kv_heads(h: int, opts: OpOptions) -> int:
     return hkv
 
 
-def attention_cases(size: str, opts: OpOptions, device: str, backward: bool = False) -> list[BenchCase]:
+def attention_cases(
+    size: str, opts: OpOptions, device: str, backward: bool = False
+) -> list[BenchCase]:
     op = "attention-backward" if backward else "attention"
     (n,) = parse_length(op, size)
     b, h = _attention_dims(n, opts, device)

@@ -4,7 +4,6 @@ and the compile report (from the cache, without compiling)."""
 from __future__ import annotations
 
 import pytest
-import torch
 
 from iclr25.core.gpu_bench import bench, ops
 from iclr25.errors import InputError, UsageError

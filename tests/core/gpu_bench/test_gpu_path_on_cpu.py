@@ -22,6 +22,7 @@ from iclr25.gpu.kernels.linear_attention import linear_attention_chunked
 def gpu_path_on_cpu(monkeypatch):
     sdpa = torch.nn.functional.scaled_dot_product_attention
     monkeypatch.setattr(gemm_bf16, "gemm", lambda a, b: (a.float() @ b.float()).to(a.dtype))
+
     def attention_stand_in(q, k, v, causal=False, return_lse=False):
         group = q.shape[1] // k.shape[1]  # grouped-query attention: expand k and v
         k, v = attention_fwd.expand_kv(k, group), attention_fwd.expand_kv(v, group)

@@ -219,9 +219,8 @@ def check_case(b, hq, hkv, n_q, n_kv, d, causal, dtype, seed=0) -> str:
     for name, ours, ref in zip(("dQ", "dK", "dV"), got, exact, strict=True):
         report = compare(name, ours, ref, attention_grad_tolerance(dtype))
         if not report.ok:
-            raise SelfCheckFailed(
-                f"{what}: {name} off by {report.max_abs_err:.3g} ({report.error_ratio:.3g}x the bound)"
-            )
+            ratio = f"{report.error_ratio:.3g}x the bound"
+            raise SelfCheckFailed(f"{what}: {name} off by {report.max_abs_err:.3g} ({ratio})")
     return what
 
 

@@ -45,7 +45,9 @@ def attention_backward_reference(q, k, v, grad_out, causal=False, scale=None, dt
         return _closed_form(q, k, v, grad_out, o, causal, scale, dtype, group)
     qf, kf, vf = (t.detach().to(dtype).requires_grad_() for t in (q, k, v))
     with torch.enable_grad():
-        o = attention_reference(qf, expand_kv(kf, group), expand_kv(vf, group), causal, scale, dtype)[0]
+        o = attention_reference(
+            qf, expand_kv(kf, group), expand_kv(vf, group), causal, scale, dtype
+        )[0]
         o.backward(grad_out.to(dtype))
     return qf.grad, kf.grad, vf.grad
 
@@ -55,7 +57,7 @@ def _closed_form(q, k, v, grad_out, o, causal, scale, dtype, group):
     (group x N_q x N_kv) score matrices stay small."""
     import torch
 
-    (b, hq, n_q, d), (hkv, n_kv) = q.shape, k.shape[1:3]
+    (b, _hq, n_q, d), (hkv, n_kv) = q.shape, k.shape[1:3]
     scale = 1.0 / math.sqrt(d) if scale is None else scale
     mask = None
     if causal:
@@ -91,7 +93,9 @@ def _probabilities(qf, kf, lse2, scale_log2, rows, cols, causal):
     return p
 
 
-def attention_backward_tiled_reference(q, k, v, o, lse, grad_out, causal=False, scale=None, block_q=BLOCK):
+def attention_backward_tiled_reference(
+    q, k, v, o, lse, grad_out, causal=False, scale=None, block_q=BLOCK
+):
     """The kernels' algorithm, block by block, in fp32: (dQ, dK, dV)."""
     import torch
 

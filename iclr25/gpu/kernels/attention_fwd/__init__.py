@@ -18,10 +18,10 @@ from iclr25.gpu.kernels.attention_fwd.reference import (
     LSE_TOLERANCE,
     attention_reference,
     attention_rms_tolerance,
-    check_shapes,
-    expand_kv,
     attention_tiled_reference,
     attention_tolerance,
+    check_shapes,
+    expand_kv,
 )
 from iclr25.gpu.registry import KernelSpec
 

@@ -43,7 +43,9 @@ def check_shapes(q, k, v) -> int:
     if q.shape[0] != k.shape[0] or q.shape[-1] != k.shape[-1]:
         raise ValueError(f"batch and head dim must match: {tuple(q.shape)} vs {tuple(k.shape)}")
     if k.shape[1] == 0 or q.shape[1] % k.shape[1]:
-        raise ValueError(f"query heads ({q.shape[1]}) must be a multiple of kv heads ({k.shape[1]})")
+        raise ValueError(
+            f"query heads ({q.shape[1]}) must be a multiple of kv heads ({k.shape[1]})"
+        )
     return q.shape[1] // k.shape[1]
 
 

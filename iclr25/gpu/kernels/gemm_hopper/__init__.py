@@ -80,7 +80,9 @@ def applies(a, b) -> str | None:
 
 
 def function_name(dtype, layout_a: str, layout_b: str, cluster: int) -> str:
-    return f"gemm_hopper_{DTYPES[str(dtype).removeprefix('torch.')]}_{layout_a}{layout_b}_c{cluster}"
+    return (
+        f"gemm_hopper_{DTYPES[str(dtype).removeprefix('torch.')]}_{layout_a}{layout_b}_c{cluster}"
+    )
 
 
 def grid_size(m: int, n: int, sms: int, cluster: int, max_ctas: int | None = None) -> int:
