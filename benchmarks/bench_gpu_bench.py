@@ -11,8 +11,8 @@ against the fp32 reference; the rows and the CLI's warnings go into ``figures``.
 Both record the nvcc compile check of every kernel for sm_80 and sm_90a (registers,
 spills) in ``figures.kernels``. Without a GPU the targets are recorded as not measured
 ("blocked: needs a GPU"), and the CPU references are compared instead (through
-``report.time``, no target): torch SDPA against the naive softmax(QK^T)V, and the chunked linear attention against the quadratic
-definition.
+``report.time``, no target): torch SDPA against the naive softmax(QK^T)V, and the
+chunked linear attention against the quadratic definition.
 """
 
 from __future__ import annotations
