@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU evidence in one prepared run on a lent H100/H200 (under 10 minutes):
 #   1. the self-checks of the kernels written without a GPU (gemm_hopper, gemm_wgmma,
-#      attention_bwd), each in a subprocess with a time limit, verdicts cached;
+#      attention_hopper, attention_bwd), each in a subprocess with a time limit, verdicts cached;
 #   2. every gpu-marked test (kernels against their fp32 references, descriptor churn);
 #   3. the benchmark through the public CLI: `python -m benchmarks --only gpu-bench` runs
 #      `iclr25 gpu-bench --json` for GEMM (1024, 4000, 4096, 4096x4224x4096, 8192, x @ W.T),
@@ -45,7 +45,7 @@ has fla || echo "flash-linear-attention is not installed: its rows will say unav
 # 1. self-checks (a subprocess each; a hang is a timeout, not a stuck run)
 reports=()
 if [ "$t_self" -gt 0 ]; then
-  for kernel in gemm_hopper gemm_wgmma attention_bwd; do
+  for kernel in gemm_hopper gemm_wgmma attention_hopper attention_bwd; do
     ICLR25_SELFCHECK_TIMEOUT_S="$t_self" timeout "$((t_self + 10))" "$py" -c "
 import json, sys
 from iclr25.gpu import selfcheck

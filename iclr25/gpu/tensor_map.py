@@ -45,13 +45,14 @@ def _encode_tiled():
 
 
 def check_tensor(tensor, box_cols: int, box_rows: int) -> None:
-    """ValueError for what TMA cannot describe: not a 2-D row-major 16-bit tensor, a row
-    stride that is not a multiple of 16 bytes, a base address not 16-byte aligned, or a
-    box wider than the 128-byte swizzle span."""
+    """ValueError for what TMA cannot describe: not a 2-D (or 3-D: a stack of matrices)
+    row-major 16-bit tensor, a row or matrix stride that is not a multiple of 16 bytes, a
+    base address not 16-byte aligned, or a box wider than the 128-byte swizzle span."""
     dtype = str(tensor.dtype).removeprefix("torch.")
-    if dtype not in DATA_TYPES or tensor.ndim != 2 or tensor.stride(1) != 1:
+    if dtype not in DATA_TYPES or tensor.ndim not in (2, 3) or tensor.stride(-1) != 1:
         raise ValueError(f"a tensor map needs a row-major 2-D 16-bit tensor, not {tensor.dtype}")
-    if (tensor.stride(0) * tensor.element_size()) % 16 or tensor.data_ptr() % 16:
+    outer = [tensor.stride(d) * tensor.element_size() for d in range(tensor.ndim - 1)]
+    if any(stride % 16 for stride in outer) or tensor.data_ptr() % 16:
         raise ValueError("TMA needs 16-byte aligned rows (row stride a multiple of 8 elements)")
     if box_cols * tensor.element_size() > SWIZZLE_SPAN_BYTES or not 1 <= box_rows <= 256:
         raise ValueError(f"box {box_rows} x {box_cols} does not fit the 128-byte swizzle")
@@ -60,20 +61,25 @@ def check_tensor(tensor, box_cols: int, box_rows: int) -> None:
 def encode_2d(tensor, box_cols: int, box_rows: int) -> bytes:
     """The 128-byte tensor map of a 2-D row-major 16-bit ``tensor`` for boxes of
     ``box_rows`` x ``box_cols`` elements, 128-byte swizzle; elements outside the matrix read
-    as zero and are not written by stores. RuntimeError if the driver refuses."""
+    as zero and are not written by stores. A 3-D tensor is a stack of such matrices (boxes of
+    one matrix each: a box sticking out of one matrix's rows reads zeros, not the next
+    matrix). RuntimeError if the driver refuses."""
     check_tensor(tensor, box_cols, box_rows)
-    rows, cols = tensor.shape
+    rank = tensor.ndim
+    dims = list(reversed(tensor.shape))  # innermost first: columns, rows[, matrices]
+    strides = [tensor.stride(d) * tensor.element_size() for d in reversed(range(rank - 1))]
+    box = [box_cols, box_rows] + [1] * (rank - 2)
     buf = ctypes.create_string_buffer(2 * MAP_BYTES)
     addr = (ctypes.addressof(buf) + MAP_BYTES - 1) & ~(MAP_BYTES - 1)  # alignas(128)
     rc = _encode_tiled()(
         addr,
         DATA_TYPES[str(tensor.dtype).removeprefix("torch.")],
-        2,
+        rank,
         tensor.data_ptr(),
-        (ctypes.c_uint64 * 2)(cols, rows),
-        (ctypes.c_uint64 * 1)(tensor.stride(0) * tensor.element_size()),
-        (ctypes.c_uint32 * 2)(box_cols, box_rows),
-        (ctypes.c_uint32 * 2)(1, 1),
+        (ctypes.c_uint64 * rank)(*dims),
+        (ctypes.c_uint64 * (rank - 1))(*strides),
+        (ctypes.c_uint32 * rank)(*box),
+        (ctypes.c_uint32 * rank)(*([1] * rank)),
         0,  # no interleave
         SWIZZLE_128B,
         L2_PROMOTION_128B,

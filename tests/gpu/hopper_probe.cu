@@ -32,6 +32,11 @@ int main() {
             }
         for (int kk = 0; kk < 4; ++kk) std::printf("bdesc %d %d %llu\n", b_t, kk, gemm_b_desc(b_t, 0u, kk));
     }
+    for (int kk = 0; kk < 8; ++kk) {
+        for (int c = 0; c < 2; ++c) std::printf("attn_q %d %d %llu\n", c, kk, attn_q_desc(0u, c, kk));
+        std::printf("attn_k %d %llu\n", kk, attn_k_desc(0u, 128, kk));
+        std::printf("attn_v %d %llu\n", kk, attn_v_desc(0u, 128, kk));
+    }
     print_desc("kdesc_sample", kmajor_desc(0x2400, 1));
     print_desc("mndesc_sample", mnmajor_desc(0x2400, 1));
     for (int t = 0; t < 128; ++t)

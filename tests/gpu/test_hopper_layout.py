@@ -184,6 +184,30 @@ def test_b_boxes_and_descriptors_hand_wgmma_the_b_tile(maps, b_t):
         np.testing.assert_array_equal(got, b[k0 + 16 * kk : k0 + 16 * kk + 16, n0 : n0 + 256])
 
 
+def test_attention_panels_and_descriptors_hand_wgmma_q_k_and_v(maps):
+    """attention_hopper (D = 128, 128 keys): Q, K and V as two 64-column panels per tile
+    (one TMA box each, at panel * rows * 128 bytes). S = Q K^T reads Q rows 64c.. and K
+    K-major; O += P V reads V MN-major (LBO = one panel)."""
+    q, k, v = ids(128, 128), ids(128, 128, offset=10**6), ids(128, 128, offset=2 * 10**6)
+    for matrix, name in ((q, "attn_q"), (k, "attn_k"), (v, "attn_v")):
+        smem: dict[int, int] = {}
+        for panel in range(2):  # tma_load_3d(base + panel * rows * 128, ..., 64 panel, row0)
+            tma_load(smem, panel * 128 * 128, matrix, 64 * panel, 0, (64, 128))
+        for *where, desc in maps[name]:
+            kk = where[-1]
+            cols = slice(16 * kk, 16 * kk + 16)
+            if name == "attn_q":
+                c = where[0]
+                np.testing.assert_array_equal(
+                    wgmma_kmajor(smem, desc, 64), q[64 * c : 64 * c + 64, cols]
+                )
+            elif name == "attn_k":  # B of S = Q K^T: (n = key, k = d)
+                np.testing.assert_array_equal(wgmma_kmajor(smem, desc, 128), k[:, cols])
+            else:  # B of O += P V: (k = key, n = d)
+                np.testing.assert_array_equal(wgmma_mnmajor(smem, desc, 128), v[cols, :])
+    assert len(maps["attn_q"]) == 16 and len(maps["attn_v"]) == 8
+
+
 def test_edge_boxes_read_zeros_outside_the_matrix():
     """The model's TMA fills out-of-bounds elements with zeros (what the tensor maps ask
     for): an edge tile then multiplies zeros beyond M, N and K."""

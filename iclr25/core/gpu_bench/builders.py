@@ -173,6 +173,7 @@ def build_attention_gpu(
 ) -> Built:
     from torch.nn.attention import sdpa_kernel
 
+    from iclr25.gpu.kernels import attention_fwd
     from iclr25.gpu.kernels.attention_fwd import (
         LSE_TOLERANCE,
         attention_forward,
@@ -184,6 +185,7 @@ def build_attention_gpu(
     tdt = torch_dtype(dtype)
     q, k, v = _qkv((batch, heads, n, d), n, tdt, device, seed, kv_heads)
     data = _rotate((q, k, v), sets)
+    plan = attention_fwd.attention_plan(q, k, v)
 
     def with_backend(backend):
         def run(i):
@@ -213,7 +215,8 @@ def build_attention_gpu(
         exact=exact,
         ours_outputs=ours_outputs,
         tolerances={"O": attention_rms_tolerance(tdt), "LSE": LSE_TOLERANCE},
-        kernel="attention_fwd",
+        kernel=plan.kernel,
+        fallback=plan.reason,
         unavailable=unavailable,
     )
 

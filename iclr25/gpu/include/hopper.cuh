@@ -102,6 +102,24 @@ HP_HD u64 gemm_b_desc(bool b_t, u32 b_base, int kk) {
     return b_t ? kmajor_desc(b_base, kk) : mnmajor_desc(b_base, kk);
 }
 
+// Attention (attention_hopper): Q, K and V tiles are stored as panels of 64 head-dim
+// columns (128 bytes per row, one TMA box each): Q 128 rows per panel, K and V `bkv` rows.
+// S = Q K^T reads Q (A) and K (B) K-major, a k16 step being 32 bytes within a panel and the
+// next panel after four; O += P V reads V (B) MN-major: a k16 step over keys advances 16
+// rows (2048 bytes), LBO = one panel (bkv x 128 bytes) between 64-column strips of d.
+constexpr u32 ATTN_Q_ROWS = 128;
+HP_HD u32 attn_panel_bytes(int rows) { return (u32)rows * ROW_BYTES; }
+HP_HD u64 attn_q_desc(u32 q_base, int consumer, int kk) {
+    return kmajor_desc(q_base + (u32)(kk >> 2) * attn_panel_bytes(ATTN_Q_ROWS) + (u32)consumer * 64u * ROW_BYTES,
+                       kk & 3);
+}
+HP_HD u64 attn_k_desc(u32 k_base, int bkv, int kk) {
+    return kmajor_desc(k_base + (u32)(kk >> 2) * attn_panel_bytes(bkv), kk & 3);
+}
+HP_HD u64 attn_v_desc(u32 v_base, int bkv, int kk) {
+    return smem_desc(v_base + mnmajor_k16_offset(kk), attn_panel_bytes(bkv), ATOM_BYTES);
+}
+
 // Persistent scheduler: work item w (w = blockIdx.x / CLUSTER, + gridDim.x / CLUSTER per
 // round) is tile-pair w in grouped order over a (ceil(num_m / CLUSTER) x num_n) grid; the
 // CTA of cluster rank r takes tile row CLUSTER * pair_m + r. Rows >= num_m (an odd tile-row
@@ -191,6 +209,29 @@ HP_DEV void tma_load_multicast(u32 dst, const TensorMap& map, u32 bar, int c0, i
         "l"(reinterpret_cast<u64>(&map)), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
         : "memory");
 }
+// 3-D TMA load (c0 = column, c1 = row, c2 = matrix index, e.g. batch x head).
+HP_DEV void tma_load_3d(u32 dst, const TensorMap& map, u32 bar, int c0, int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(dst),
+        "l"(reinterpret_cast<u64>(&map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+// Keep the compiler from moving reads or writes of registers an asynchronous wgmma uses
+// across a wgmma fence or wait (CUTLASS's warpgroup_fence_operand).
+template <int N>
+HP_DEV void fence_operands(float (&r)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N>
+HP_DEV void fence_operands(u32 (&r)[N][4]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(r[i][j])::"memory");
+}
+
 // 2-D TMA store of the staged box at src to (c0, c1); elements outside the matrix are dropped.
 HP_DEV void tma_store(const TensorMap& map, u32 src, int c0, int c1) {
     asm volatile(

@@ -11,6 +11,7 @@ tests/gpu/test_attention_fwd.py.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -69,10 +70,66 @@ def _check_shapes(q, k, v) -> None:
         raise ValueError("attention over zero keys is undefined: pass at least one key")
 
 
+@dataclass(frozen=True)
+class AttentionPlan:
+    """The kernel :func:`attention_forward` runs, and why not a faster one."""
+
+    kernel: str  # "attention_hopper" or "attention_fwd" (mma.sync)
+    reason: str = ""  # on an sm_90 device: why the Hopper kernel was not taken
+    failed_self_check: str = ""  # its self-check verdict, when that was the reason
+
+
+def attention_plan(q, k, v) -> AttentionPlan:
+    """The Hopper kernel on an sm_90 device once it passed its self-check there
+    (:mod:`iclr25.gpu.selfcheck`), else this package's mma.sync kernel."""
+    import torch
+
+    from iclr25.gpu.kernels import attention_hopper
+
+    if not (q.is_cuda and torch.cuda.get_device_capability(q.device) == (9, 0)):
+        return AttentionPlan("attention_fwd")
+    why = attention_hopper.applies(q, k, v)
+    if why is not None:
+        return AttentionPlan("attention_fwd", f"attention_hopper: {why}")
+    from iclr25.gpu import selfcheck
+
+    index = q.device.index if q.device.index is not None else torch.cuda.current_device()
+    try:
+        verdict = selfcheck.verify(attention_hopper.SPEC.name, index)
+    except Exception as exc:  # noqa: BLE001 - an unwritable cache: not verified
+        verdict = selfcheck.Verdict(
+            "attention_hopper", False, f"the self-check could not run: {exc}"
+        )
+    if verdict.ok:
+        return AttentionPlan("attention_hopper")
+    reason = f"attention_hopper: failed its self-check on this GPU ({verdict.reason})"
+    return AttentionPlan("attention_fwd", reason, verdict.reason)
+
+
 def attention_forward(
     q, k, v, causal: bool = False, scale: float | None = None, return_lse: bool = False
 ):
-    """O = softmax(scale Q K^T [causal]) V with the tile kernel; (O, LSE) if return_lse."""
+    """O = softmax(scale Q K^T [causal]) V; (O, LSE) if return_lse. On Hopper the wgmma
+    kernel (:func:`attention_plan`), else the mma.sync tile kernel."""
+    import torch
+
+    if isinstance(q, torch.Tensor) and q.is_cuda:
+        plan = attention_plan(q, k, v)
+        if plan.kernel == "attention_hopper":
+            from iclr25.gpu.kernels.attention_hopper import attention_hopper
+
+            return attention_hopper(q, k, v, causal, scale, return_lse)
+        if plan.failed_self_check:
+            from iclr25.gpu import selfcheck
+
+            selfcheck.fallback_warning("attention_hopper", plan.failed_self_check, "attention_fwd")
+    return attention_mma_sync(q, k, v, causal, scale, return_lse)
+
+
+def attention_mma_sync(
+    q, k, v, causal: bool = False, scale: float | None = None, return_lse: bool = False
+):
+    """O (and LSE) with this package's mma.sync kernel (sm_80+)."""
     import torch
 
     from iclr25.gpu.launch import (
@@ -139,6 +196,9 @@ def hot_path_cases(quick: bool) -> list:
 __all__ = [
     "LSE_TOLERANCE",
     "SPEC",
+    "AttentionPlan",
+    "attention_mma_sync",
+    "attention_plan",
     "attention_forward",
     "attention_reference",
     "attention_rms_tolerance",

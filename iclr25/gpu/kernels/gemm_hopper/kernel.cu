@@ -207,6 +207,7 @@ __device__ __forceinline__ void consume(const TensorMap& map_c, const Problem& p
             if (kt > 0 && t == 0) release<CLUSTER>(bars + 8 * (STAGES + layout::ring_stage(it - 1, STAGES)));
         }
         wgmma_wait<0>();
+        fence_operands(d);  // the epilogue reads d only after the MMAs retired
         if (p.k_tiles > 0 && t == 0) release<CLUSTER>(bars + 8 * (STAGES + layout::ring_stage(it - 1, STAGES)));
         store_tile<T>(d, map_c, c_base + consumer * C_SLICE_BYTES, consumer, t, tile_m * BM, tile_n * BN);
     }
