@@ -111,8 +111,13 @@ def primary_context(index: int) -> int:
 
 
 def make_current(index: int) -> None:
-    """Make device ``index``'s primary context current on this thread."""
-    check(library().cuCtxSetCurrent(ctypes.c_void_p(primary_context(index))), "cuCtxSetCurrent")
+    """Make device ``index``'s primary context current on this thread (one cheap query when
+    it already is: torch keeps the primary context of its current device current)."""
+    wanted = primary_context(index)
+    current = ctypes.c_void_p()
+    if library().cuCtxGetCurrent(ctypes.byref(current)) == 0 and current.value == wanted:
+        return
+    check(library().cuCtxSetCurrent(ctypes.c_void_p(wanted)), "cuCtxSetCurrent")
 
 
 @functools.cache
@@ -145,11 +150,18 @@ def _module(path: str, index: int) -> int:
 
 
 _smem_set: dict[tuple[int, int], int] = {}
+#: (cubin, name, device, smem) -> Function: a launch looks its kernel up in a dict, with no
+#: driver call (host overhead matters for kernels of a few microseconds)
+_functions: dict[tuple[str, str, int, int], Function] = {}
 
 
 def function(cubin: Path, name: str, index: int, smem_bytes: int = 0) -> Function:
     """Entry point ``name`` of ``cubin`` on device ``index``, opted in to ``smem_bytes`` of
     dynamic shared memory (the attribute belongs to the function handle: set once)."""
+    key = (str(cubin), name, index, smem_bytes)
+    hit = _functions.get(key)
+    if hit is not None:
+        return hit
     with _lock:
         module = _module(str(cubin), index)
         handle = ctypes.c_void_p()
@@ -168,6 +180,7 @@ def function(cubin: Path, name: str, index: int, smem_bytes: int = 0) -> Functio
                 f"cuFuncSetAttribute({name}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem_bytes})",
             )
             _smem_set[(fn.handle, index)] = smem_bytes
+    _functions[key] = fn
     return fn
 
 

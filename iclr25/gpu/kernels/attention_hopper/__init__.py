@@ -6,9 +6,10 @@ devices for (B, H, N, D) bf16/fp16 inputs, D = 64 or 128, causal or not, grouped
 attention natively (k, v with fewer heads). Q, K, V and O are read and written in place
 through 3-D tensor maps (by value, ``__grid_constant__``). Written without a GPU at hand:
 used on a device only after :func:`self_check` passed there (:mod:`iclr25.gpu.selfcheck`),
-otherwise the mma.sync forward runs, with a warning. ptxas reports the wgmmas of this first
-version serialized (C7514: a register of an in-flight product is read), so the overlap of
-softmax and P V is not achieved yet; the products themselves are wgmma.
+otherwise the mma.sync forward runs, with a warning. The consumer loop is peeled (tile 0: S
+only; steady state: S_t with P_{t-1} V_{t-1} in flight; last: P V only) so that no wgmma
+wait is conditional: ptxas keeps the products asynchronous (no C7514 serialization
+report, which the compile test checks).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def attention_hopper(
     import torch
 
     from iclr25.gpu import driver, tensor_map
-    from iclr25.gpu.compile import build_cubin
+    from iclr25.gpu.compile import cubin_path
 
     q, k, v = (t.contiguous() for t in (q, k, v))
     (b, hq, n_q, d), (hkv, n_kv) = q.shape, k.shape[1:3]
@@ -89,7 +90,7 @@ def attention_hopper(
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     index = q.device.index if q.device.index is not None else torch.cuda.current_device()
     fn = driver.function(
-        build_cubin(SPEC, "sm_90a"), function_name(q.dtype, d), index, smem_bytes(d)
+        cubin_path(SPEC.name, "sm_90a"), function_name(q.dtype, d), index, smem_bytes(d)
     )
     params = [
         tensor_map.param(q.reshape(b * hq, n_q, d), 64, BQ),

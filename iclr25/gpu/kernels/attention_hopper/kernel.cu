@@ -181,67 +181,112 @@ __device__ __forceinline__ void store_out(tk::u16* o_g, float* lse, float (&o)[D
 }
 
 template <class T, int D>
+struct Consumer {
+    using S = Smem<D>;
+    u32 q_s, kv_s, bars;
+    int consumer, t128, row0, turn, other;
+    const Params& p;
+
+    __device__ __forceinline__ void issue_s(float (&sacc)[BKV / 2], int t) const {
+        const u32 k_s = kv_s + (t % STAGES) * S::STAGE_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+            Wgmma<T, BKV>::ss(sacc, layout::attn_q_desc(q_s, consumer, kk), layout::attn_k_desc(k_s, BKV, kk));
+        wgmma_commit();
+    }
+    __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const u32 (&pa)[BKV / 16][4], int t) const {
+        const u32 v_s = kv_s + (t % STAGES) * S::STAGE_BYTES + S::KV_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BKV / 16; ++kk) Wgmma<T, D>::rs(o, pa[kk], layout::attn_v_desc(v_s, BKV, kk));
+        wgmma_commit();
+    }
+    // wait for tile t, take our turn, zero S
+    __device__ __forceinline__ void begin(float (&sacc)[BKV / 2], int t) const {
+        mbar_wait(bars + 8 * (1 + t % STAGES), layout::full_parity(t, STAGES));
+        named_sync(turn, 256);
+#pragma unroll
+        for (int i = 0; i < BKV / 2; ++i) sacc[i] = 0.f;
+    }
+    __device__ __forceinline__ void pass_turn(int t, int tiles) const {
+        if (consumer == 0 || t + 1 < tiles) named_arrive(other, 256);
+    }
+    __device__ __forceinline__ void release(int t) const {
+        if (t128 == 0) mbar_arrive(bars + 8 * (1 + STAGES + t % STAGES));
+    }
+    // P_t from S_t (and the rescale of O and l): the softmax of tile t
+    __device__ __forceinline__ void softmax(float (&sacc)[BKV / 2], float (&m)[2], float (&l)[2],
+                                            float (&alpha)[2], int t) const {
+        const int kv0 = t * BKV;
+        const bool need_mask = tk::layout::tile_needs_mask(kv0, BKV, p.n_kv, row0, p.causal);
+        softmax_tile(sacc, m, l, alpha, row0, kv0, t128, need_mask, p);
+    }
+};
+
+template <class T>
+__device__ __forceinline__ void pack_p(u32 (&pa)[BKV / 16][4], const float (&sacc)[BKV / 2]) {
+#pragma unroll
+    for (int kk = 0; kk < BKV / 16; ++kk) {
+        pa[kk][0] = tk::dtype<T>::pack(sacc[8 * kk], sacc[8 * kk + 1]);
+        pa[kk][1] = tk::dtype<T>::pack(sacc[8 * kk + 2], sacc[8 * kk + 3]);
+        pa[kk][2] = tk::dtype<T>::pack(sacc[8 * kk + 4], sacc[8 * kk + 5]);
+        pa[kk][3] = tk::dtype<T>::pack(sacc[8 * kk + 6], sacc[8 * kk + 7]);
+    }
+}
+
+template <int N>
+__device__ __forceinline__ void rescale(float (&o)[N], const float (&alpha)[2]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) o[i] *= alpha[(i >> 1) & 1];
+}
+
+// Tile 0 (S only), then the steady state (S_t with P_{t-1} V_{t-1} in flight during the
+// softmax of tile t), then the last P V alone: no conditional wgmma wait anywhere.
+template <class T, int D>
 __device__ __forceinline__ void consume(u32 q_s, u32 kv_s, u32 bars, tk::u16* o_g, float* lse,
                                         int q0, int consumer, int t128, const Params& p) {
-    using S = Smem<D>;
-    const int tiles = tile_count(q0, p), row0 = q0 + 64 * consumer;
-    const int turn = 1 + consumer, other = 2 - consumer;  // named barriers 1 and 2
-    float o[D / 2], m[2] = {ICLR25_NEG_INF, ICLR25_NEG_INF}, l[2] = {0.f, 0.f};
+    const int tiles = tile_count(q0, p);
+    const Consumer<T, D> c{q_s, kv_s, bars, consumer, t128, q0 + 64 * consumer,
+                           1 + consumer, 2 - consumer, p};
+    float o[D / 2], sacc[BKV / 2], alpha[2], m[2] = {ICLR25_NEG_INF, ICLR25_NEG_INF}, l[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
     u32 pa[BKV / 16][4];  // P of the previous tile as wgmma A fragments
-    float sacc[BKV / 2];  // S of the current tile (fixed registers across iterations)
     mbar_wait(bars, 0);   // Q landed
-    if (consumer == 1 && tiles > 0) named_arrive(1, 256);  // consumer 0 goes first
-    for (int t = 0; t <= tiles; ++t) {
-        const bool have_s = t < tiles, have_pv = t > 0;
-        const int s = t % STAGES, prev = (t + STAGES - 1) % STAGES;
-        if (have_s) {
-            mbar_wait(bars + 8 * (1 + s), layout::full_parity(t, STAGES));
-            named_sync(turn, 256);
-#pragma unroll
-            for (int i = 0; i < BKV / 2; ++i) sacc[i] = 0.f;
-        }
+    if (tiles > 0) {
+        if (consumer == 1) named_arrive(1, 256);  // consumer 0 goes first
+        c.begin(sacc, 0);
         wgmma_fence();
-        if (have_s) {
-            const u32 k_s = kv_s + s * S::STAGE_BYTES;
-#pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk)
-                Wgmma<T, BKV>::ss(sacc, layout::attn_q_desc(q_s, consumer, kk), layout::attn_k_desc(k_s, BKV, kk));
-            wgmma_commit();
-        }
-        if (have_pv) {
-            const u32 v_s = kv_s + prev * S::STAGE_BYTES + S::KV_BYTES;
-#pragma unroll
-            for (int kk = 0; kk < BKV / 16; ++kk) Wgmma<T, D>::rs(o, pa[kk], layout::attn_v_desc(v_s, BKV, kk));
-            wgmma_commit();
-        }
-        if (have_s && (consumer == 0 || t + 1 < tiles)) named_arrive(other, 256);
-        float alpha[2] = {1.f, 1.f};
-        if (have_s) {
-            if (have_pv) wgmma_wait<1>(); else wgmma_wait<0>();  // S_t is ready
-            fence_operands(sacc);
-            const int kv0 = t * BKV;
-            const bool need_mask = tk::layout::tile_needs_mask(kv0, BKV, p.n_kv, row0, p.causal);
-            softmax_tile(sacc, m, l, alpha, row0, kv0, t128, need_mask, p);
-        }
+        c.issue_s(sacc, 0);
+        c.pass_turn(0, tiles);
+        wgmma_wait<0>();
+        fence_operands(sacc);
+        c.softmax(sacc, m, l, alpha, 0);
+        pack_p<T>(pa, sacc);
+    }
+    for (int t = 1; t < tiles; ++t) {
+        c.begin(sacc, t);
+        wgmma_fence();
+        c.issue_s(sacc, t);
+        c.issue_pv(o, pa, t - 1);
+        c.pass_turn(t, tiles);
+        wgmma_wait<1>();  // S_t is ready; P_{t-1} V_{t-1} may still run
+        fence_operands(sacc);
+        c.softmax(sacc, m, l, alpha, t);
         wgmma_wait<0>();  // P_{t-1} V_{t-1} retired: O and pa may change, the stage is free
         fence_operands(o);
         fence_operands(pa);
-        if (have_pv && t128 == 0) mbar_arrive(bars + 8 * (1 + STAGES + prev));
-        if (have_s) {
-#pragma unroll
-            for (int i = 0; i < D / 2; ++i) o[i] *= alpha[(i >> 1) & 1];
-#pragma unroll
-            for (int kk = 0; kk < BKV / 16; ++kk) {
-                pa[kk][0] = tk::dtype<T>::pack(sacc[8 * kk], sacc[8 * kk + 1]);
-                pa[kk][1] = tk::dtype<T>::pack(sacc[8 * kk + 2], sacc[8 * kk + 3]);
-                pa[kk][2] = tk::dtype<T>::pack(sacc[8 * kk + 4], sacc[8 * kk + 5]);
-                pa[kk][3] = tk::dtype<T>::pack(sacc[8 * kk + 6], sacc[8 * kk + 7]);
-            }
-        }
+        c.release(t - 1);
+        rescale(o, alpha);
+        pack_p<T>(pa, sacc);
     }
-    store_out<T, D>(o_g, lse, o, m, l, row0, t128, p);
+    if (tiles > 0) {
+        wgmma_fence();
+        c.issue_pv(o, pa, tiles - 1);
+        wgmma_wait<0>();
+        fence_operands(o);
+        c.release(tiles - 1);
+    }
+    store_out<T, D>(o_g, lse, o, m, l, q0 + 64 * consumer, t128, p);
 }
 
 template <class T, int D>

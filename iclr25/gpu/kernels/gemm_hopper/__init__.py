@@ -106,7 +106,7 @@ def gemm_hopper(a, b, *, out=None, cluster: int | None = None, max_ctas: int | N
     import torch
 
     from iclr25.gpu import driver, tensor_map
-    from iclr25.gpu.compile import build_cubin
+    from iclr25.gpu.compile import cubin_path
 
     (m, k), n = a.shape, b.shape[1]
     layout_a, layout_b = operand_layout(a), operand_layout(b)
@@ -116,7 +116,7 @@ def gemm_hopper(a, b, *, out=None, cluster: int | None = None, max_ctas: int | N
         raise ValueError(f"cluster must be one of {CLUSTERS}, not {cluster}")
     index = a.device.index if a.device.index is not None else torch.cuda.current_device()
     fn = driver.function(
-        build_cubin(SPEC, "sm_90a"), function_name(a.dtype, layout_a, layout_b, cluster), index,
+        cubin_path(SPEC.name, "sm_90a"), function_name(a.dtype, layout_a, layout_b, cluster), index,
         SMEM_BYTES,
     )  # fmt: skip
     params = [
