@@ -371,17 +371,23 @@ def alibi_slopes(heads: int, device: str = "cpu"):
 
 
 def _fla_reference(data: list[tuple], slopes) -> Callable[[int], Any]:
-    """flash-linear-attention's chunked kernels (layout (B, T, H, D)); import errors surface
-    when the reference is probed."""
+    """flash-linear-attention's chunked kernels, fed their native (B, T, H, D) layout
+    (contiguous copies made once per input set, untimed) and returning (B, H, T, D) views;
+    import errors surface when the reference is probed."""
+    native: dict[int, tuple] = {}
 
     def run(i):
         from fla.ops.linear_attn import chunk_linear_attn
         from fla.ops.simple_gla import chunk_simple_gla
 
-        q, k, v = (t.transpose(1, 2) for t in data[i])  # (B, T, H, D) views
+        if i not in native:
+            native[i] = tuple(t.transpose(1, 2).contiguous() for t in data[i])  # (B, T, H, D)
+        q, k, v = native[i]
         if slopes is None:
-            return chunk_linear_attn(q, k, v, scale=1.0, normalize=False)[0]
-        return chunk_simple_gla(q, k, v, g_gamma=-slopes, scale=1.0)[0]
+            out = chunk_linear_attn(q, k, v, scale=1.0, normalize=False)[0]
+        else:
+            out = chunk_simple_gla(q, k, v, g_gamma=-slopes, scale=1.0)[0]
+        return out.transpose(1, 2)  # (B, H, T, D), as every other output
 
     return run
 

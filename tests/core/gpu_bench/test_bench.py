@@ -128,3 +128,29 @@ def test_compile_report_without_compiling_reads_the_cache(monkeypatch, tmp_path)
     for row in rows:
         assert set(row) >= {"name", "arch", "ok", "registers", "spills", "seconds"}
         assert row["skipped"] or row["ok"] is None  # nothing compiled in an empty cache
+
+
+def test_goals_judge_against_the_fastest_sdpa_backend_and_never_pass_a_wrong_row():
+    from iclr25.core.gpu_bench import goals
+
+    def row(reference, ratio, ms, ok=True, op="attention", shape="B=4 H=16 N=4096 D=128"):
+        return {"op": op, "shape": shape, "reference": reference, "ratio": ratio,
+                "reference_ms": ms, "within_tolerance": ok, "kernel": "attention_hopper",
+                "note": ""}  # fmt: skip
+
+    rows = [
+        row("SDPA flash", 1.2, 2.0),
+        row("SDPA cudnn", 0.85, 1.5),
+        row("SDPA efficient", 2.0, 3.0),
+    ]
+    (goal,) = [g for g in goals.GOALS if g.name == "attention_4096_d128_vs_fastest_sdpa"]
+    outcome = goals.judge(goal, rows)
+    assert (outcome.ratio, outcome.verdict) == (0.85, "not met")
+    assert outcome.note.startswith("fastest: SDPA cudnn")
+    rows[1]["ratio"] = 0.95
+    assert goals.judge(goal, rows).verdict == "met"
+    rows[1]["within_tolerance"] = False
+    assert goals.judge(goal, rows).verdict == "not met"  # outside its bound: never met
+    assert goals.judge(goal, []).verdict == "not measured"
+    assert goals.headline([]) == "no GPU goal measured (needs a CUDA device)"
+    assert goals.headline(rows) == "0/1 measured GPU goals met"

@@ -165,3 +165,36 @@ def test_compare_kernels_flags_new_failures_and_more_spills():
     messages = baseline.compare_kernels(new, old)
     assert [k["regression"] for k in new] == [True, True, False]
     assert len(messages) == 2
+
+
+def test_the_fla_reference_gets_its_native_layout_and_returns_ours(monkeypatch):
+    """flash-linear-attention takes and returns (B, T, H, D); the reference hands it
+    contiguous copies (made once, untimed) and gives back (B, H, T, D) like every output."""
+    import sys
+    import types
+
+    import torch
+
+    from iclr25.core.gpu_bench import builders
+
+    seen = []
+
+    def chunk_linear_attn(q, k, v, scale, normalize):
+        seen.append((q.shape, q.is_contiguous(), scale, normalize))
+        return v * 2.0, None
+
+    fla = types.ModuleType("fla")
+    ops = types.ModuleType("fla.ops")
+    lin = types.ModuleType("fla.ops.linear_attn")
+    gla = types.ModuleType("fla.ops.simple_gla")
+    lin.chunk_linear_attn, gla.chunk_simple_gla = chunk_linear_attn, None
+    for name, module in {"fla": fla, "fla.ops": ops, "fla.ops.linear_attn": lin,
+                         "fla.ops.simple_gla": gla}.items():  # fmt: skip
+        monkeypatch.setitem(sys.modules, name, module)
+    q, k, v = (torch.randn(2, 3, 5, 4) for _ in range(3))  # (B, H, T, D)
+    run = builders._fla_reference([(q, k, v)], None)
+    out = run(0)
+    assert seen == [((2, 5, 3, 4), True, 1.0, False)]
+    torch.testing.assert_close(out, 2.0 * v)  # back in (B, H, T, D)
+    run(0)
+    assert len(seen) == 2  # the layout copies are made once per set, not per call
