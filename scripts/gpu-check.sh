@@ -15,7 +15,7 @@
 # Usage: [PYTHON=python3] scripts/gpu-check.sh [OUTDIR]     (OUTDIR: $OUT, else ./gpu-check)
 #
 # GPU_CHECK_LIMITS="SELFCHECK TESTS BENCH HOT" sets each step's limit in seconds (default
-# 100 120 270 60; 0 skips a step). flash-linear-attention: the lent machine has no network;
+# 90 120 300 45; 0 skips a step). flash-linear-attention: the lent machine has no network;
 # wheels in ./wheels (e.g. `pip download flash-linear-attention fla-core einops --no-deps
 # -d wheels` beforehand, carried with the tree) are installed with --no-deps if `fla` is
 # not importable. Rerunnable: files in OUTDIR are overwritten.
@@ -26,7 +26,7 @@ mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 py="${PYTHON:-python3}"
 start=$(date +%s)
-read -r t_self t_tests t_bench t_hot <<< "${GPU_CHECK_LIMITS:-100 120 270 60}"
+read -r t_self t_tests t_bench t_hot <<< "${GPU_CHECK_LIMITS:-90 120 300 45}"
 since() { echo "$(($(date +%s) - start)) s"; }
 has() { "$py" -c "import $1" > /dev/null 2>&1; }
 
