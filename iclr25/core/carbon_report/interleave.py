@@ -15,8 +15,9 @@ read from the first rows of the file (:func:`detect`):
 4. anything else (runs of different lengths, timestamps going backwards without a
    pattern) is ambiguous and refused — ``--gpus N`` or ``--gpu-column NAME`` says it.
 
-The layout found is checked on every later row (a row of GPU k must carry its sample's
-timestamp, or lie within the pattern's skew of it): a log whose GPU lines stop following
+The layout found is checked on every later row (a row of GPU k must lie within a quarter of
+the sampling period of its sample's first row — or, for a pattern, within half the
+shortest period): a log whose GPU lines stop following
 the layout (a GPU's line missing, another appended) is an error naming the line, never a
 silent mis-attribution. Repeated header lines and blank lines take no GPU slot.
 """
@@ -39,7 +40,7 @@ FIX = "pass --gpus N (GPUs per file) or --gpu-column NAME (the column naming the
 class Layout:
     """How sample rows map to GPUs: row ``i`` (0-based among sample rows) is GPU
     ``(i + offset) mod gpus``; ``skew_s`` is the largest distance from its sample's first
-    row a row may have (0: rows of a sample share the timestamp; None: not checked)."""
+    row a row may have (None: not checked)."""
 
     gpus: int
     offset: int = 0
@@ -73,7 +74,8 @@ def _shared(t: np.ndarray) -> Layout | str | None:
         )
     if k > MAX_GPUS:
         return f"{k} rows share each timestamp (more than {MAX_GPUS} GPUs)"
-    return Layout(k, (k - int(runs[0])) % k, 0.0, f"{k} GPUs: {k} rows per timestamp")
+    skew = 0.25 * float(np.median(steps)) if len(steps) else 0.0  # jitter tolerated later
+    return Layout(k, (k - int(runs[0])) % k, skew, f"{k} GPUs: {k} rows per timestamp")
 
 
 def _pattern(t: np.ndarray) -> Layout | None:
@@ -148,10 +150,7 @@ def check(layout: Layout, slots: np.ndarray, t: np.ndarray, carry: tuple[int, fl
         from_carry = (last < 0) & (start_slot == carry[0])
         t_start = np.where(from_carry, carry[1], t_start)
     known = np.isfinite(t_start) & np.isfinite(t)
-    if layout.skew_s == 0.0:
-        bad = known & (t != t_start)
-    else:
-        bad = known & (np.abs(t - t_start) > layout.skew_s)
+    bad = known & (np.abs(t - t_start) > layout.skew_s)
     starts = np.flatnonzero(is_start & np.isfinite(t))
     new_carry = (int(slots[starts[-1]]), float(t[starts[-1]])) if len(starts) else carry
     if k == 1:

@@ -89,6 +89,15 @@ def test_a_gpu_line_missing_later_in_the_file_is_an_error_naming_the_line(tmp_pa
     assert f"{path} line 8005" in err.value.what and "--gpus" in err.value.fix
 
 
+def test_a_millisecond_of_jitter_in_a_shared_timestamp_is_not_a_broken_layout(tmp_path, helpers):
+    lines = _smi_lines(helpers, 2000)
+    stamp = helpers.smi_stamp(helpers.T0 + 1500 + 0.002)  # sample 1500, GPU 2: 2 ms late
+    lines[1500 * 4 + 2] = f"{stamp}, {WATTS[2]:.2f} W"
+    res = _energy_j(_write(tmp_path / "jit.csv", lines)).results
+    assert res["gpu_count"] == 4
+    assert res["measured_energy_kwh"] * 3.6e6 == pytest.approx(1000.0 * 1999)
+
+
 def test_gpus_and_gpu_column_options(tmp_path, helpers):
     lines = _smi_lines(helpers, 20)
     del lines[9]
@@ -151,7 +160,7 @@ def test_an_unknown_or_ambiguous_unit_is_refused(tmp_path, helpers):
 def test_detect_on_its_own():
     t = np.repeat(np.arange(10.0), 8)
     layout = detect(t, "x")
-    assert (layout.gpus, layout.offset, layout.skew_s) == (8, 0, 0.0)
+    assert (layout.gpus, layout.offset, layout.skew_s) == (8, 0, 0.25)  # a quarter period
     assert detect(np.arange(50.0) * 0.1, "x").gpus == 1
     jitter = np.cumsum(np.random.default_rng(0).uniform(0.08, 0.12, 500))
     assert detect(jitter, "x").gpus == 1  # irregular single-GPU sampling is no pattern
