@@ -25,11 +25,17 @@ from iclr25.timing import TimingConfig
 
 NAME = "mufu"
 TARGETS = {
-    "stats_speedup_vs_sacrebleu": Target(">=", 10.0, "issue 22: numpy path >= 10x sacrebleu at 100k pairs"),
-    "bootstrap_speedup_vs_sacrebleu": Target(
-        ">=", 20.0, "issue 22: 1,000 resamples x 2,000 sentences >= 20x sacrebleu's paired bootstrap"
+    "stats_speedup_vs_sacrebleu": Target(
+        ">=", 10.0, "issue 22: numpy path >= 10x sacrebleu at 100k pairs"
     ),
-    "stats_cuda_speedup_vs_sacrebleu": Target(">=", 100.0, "issue 22: CuPy kernel >= 100x sacrebleu at 1M pairs"),
+    "bootstrap_speedup_vs_sacrebleu": Target(
+        ">=",
+        20.0,
+        "issue 22: 1,000 resamples x 2,000 sentences >= 20x sacrebleu's paired bootstrap",
+    ),
+    "stats_cuda_speedup_vs_sacrebleu": Target(
+        ">=", 100.0, "issue 22: CuPy kernel >= 100x sacrebleu at 1M pairs"
+    ),
 }
 SCRIPTS = {
     "latin": (0x61, 26),  # a-z
@@ -90,7 +96,8 @@ def bench_statistics(report: Report, n: int, config: TimingConfig) -> float:
     report.figure("sacrebleu_ms_per_pair", 1e3 * timed.seconds("sacrebleu") / n)
     report.figure("ours_us_per_pair", 1e6 * timed.seconds("ours") / n)
     report.figure(
-        "statistics_cpu_speedup", timed.sides["sacrebleu"].cpu_median_s / timed.sides["ours"].cpu_median_s
+        "statistics_cpu_speedup",
+        timed.sides["sacrebleu"].cpu_median_s / timed.sides["ours"].cpu_median_s,
     )
     report.check(
         "stats_speedup_vs_sacrebleu",
@@ -123,7 +130,9 @@ def bench_bootstrap(report: Report, n: int, config: TimingConfig) -> None:
         metric = CHRF()
         bl_stats = metric._extract_corpus_statistics(base_h, [refs])
         bl = Result(metric._aggregate_and_compute(bl_stats).score)
-        _, res = _paired_bs_test({"chrF2": (bl_stats, bl)}, "sys", sys_h, [refs], {"chrF2": metric}, 1000, -1, 12345)
+        _, res = _paired_bs_test(
+            {"chrF2": (bl_stats, bl)}, "sys", sys_h, [refs], {"chrF2": metric}, 1000, -1, 12345
+        )
         r = res["chrF2"]
         out["sacrebleu"] = (float(r.mean), float(r.ci), float(r.p_value))
 
@@ -145,7 +154,9 @@ def bench_cuda(report: Report, sacrebleu_s_per_pair: float, quick: bool) -> None
 
     cp = get_cupy()
     if cp is None:
-        report.check("stats_cuda_speedup_vs_sacrebleu", None, note="no CUDA device with CuPy on this machine")
+        report.check(
+            "stats_cuda_speedup_vs_sacrebleu", None, note="no CUDA device with CuPy on this machine"
+        )
         return
     from iclr25.core.mufu.chrf import segment_statistics
 
@@ -171,6 +182,10 @@ def bench_cuda(report: Report, sacrebleu_s_per_pair: float, quick: bool) -> None
 def run(report: Report) -> None:
     config = TimingConfig(warmup=1, repeats=5)
     n_stats = 10_000 if report.quick else 100_000
-    per_pair = bench_statistics(report, n_stats, TimingConfig(warmup=0 if report.quick else 1, repeats=3 if report.quick else 5))
+    per_pair = bench_statistics(
+        report,
+        n_stats,
+        TimingConfig(warmup=0 if report.quick else 1, repeats=3 if report.quick else 5),
+    )
     bench_bootstrap(report, 2_000, config)
     bench_cuda(report, per_pair, report.quick)

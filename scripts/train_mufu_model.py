@@ -10,10 +10,9 @@ The recipe is :mod:`iclr25.core.mufu.pretrain` (its docstring: plain translation
 every language, unlimited for the ten high-resource ones and a 200-sentence pool for the
 target ``tel``; Mufu prompts whose target is never ``tel``). Written next to the weights
 (``model.safetensors``, float32): the tokenizer, ``world.json`` (the world's config),
-``mufu_prompt.json`` (prompt names and languages), ``training_log.json`` (loss curve,
-CPU and wall seconds, chrF into every language), and the demo files ``demo.tsv``,
-``demo.draft.txt``, ``demo.ref.txt`` (50 test sentences with the teacher's draft and
-candidates, never in the target's pool).
+``mufu_prompt.json`` (prompt names and languages) and ``training_log.json`` (loss curve,
+CPU and wall seconds, chrF into every language). The demo files are written by
+``scripts/make_mufu_demo.py`` (no model needed).
 
 Requirement (issue 22), checked and printed: chrF >= 80 into every high-resource
 language and well below that into ``tel``, on 200 held-out sentences per language.
@@ -45,8 +44,7 @@ from iclr25.core.mufu.world import LANGUAGES, SOURCE, TARGET  # noqa: E402
 from iclr25.core.mufu.world_tokenizer import display_names  # noqa: E402
 
 HIGH_RESOURCE_MIN_CHRF = 80.0
-DEMO_ROWS = 50
-DEMO_AUX = ("sam", "ser", "dov")
+DEMO_AUX = ("sam", "ser", "dov")  # the saved prompt's languages: k = 3 nearest to tel
 
 
 def evaluate(model, tokenizer, world, n: int) -> dict[str, float]:
@@ -61,29 +59,12 @@ def evaluate(model, tokenizer, world, n: int) -> dict[str, float]:
     scores = {}
     for lang in LANGUAGES:
         spec = prompts.PromptSpec("plain", lang, names=display_names())
-        hyps = generate_causal(loaded, [prompts.render(r, spec) for r in rows], max_new_tokens=48, batch_size=128)
+        hyps = generate_causal(
+            loaded, [prompts.render(r, spec) for r in rows], max_new_tokens=48, batch_size=128
+        )
         refs = [world.render(s, lang) for s in sentences]
         scores[lang] = chrf.score(chrf.segment_statistics(hyps, refs))
     return scores
-
-
-def demo_rows(model, tokenizer, world) -> list[dict]:
-    """Demo sentences (a seed no experiment uses) with the teacher's draft and candidates."""
-    import numpy as np
-
-    from iclr25.core.mufu.generate import generate_causal
-    from iclr25.core.mufu.models import Loaded
-
-    loaded = Loaded(model, tokenizer, "causal", "")
-    pool = target_pool(world, 200)
-    sentences = world.sample_many(np.random.default_rng([world.config.seed, 5]), DEMO_ROWS, pool)
-    rows = [{"source": world.render(s, SOURCE), "target": world.render(s, TARGET)} for s in sentences]
-    for lang in (TARGET, *DEMO_AUX):
-        spec = prompts.PromptSpec("plain", lang, names=display_names())
-        outs = generate_causal(loaded, [prompts.render(r, spec) for r in rows], max_new_tokens=48)
-        for r, o in zip(rows, outs, strict=True):
-            r["draft" if lang == TARGET else f"cand.{lang}"] = o
-    return rows
 
 
 def main(argv=None) -> int:
@@ -102,25 +83,43 @@ def main(argv=None) -> int:
 
     def on_step(step: int, loss: float) -> None:
         if step % 100 == 0:
-            print(f"step {step:5d}  loss {loss:.3f}  wall {time.perf_counter() - t0:7.0f} s  cpu {time.process_time():7.0f} s", flush=True)
+            print(
+                f"step {step:5d}  loss {loss:.3f}  wall {time.perf_counter() - t0:7.0f} s  "
+                f"cpu {time.process_time():7.0f} s",
+                flush=True,
+            )
 
     result = pretrain(config, on_step)
     scores = evaluate(result.model, result.tokenizer, result.world, args.eval_sentences)
     high = {lang: scores[lang] for lang in HIGH_RESOURCE}
     ok = min(high.values()) >= HIGH_RESOURCE_MIN_CHRF
-    log = {**result.log, "threads": args.threads, "torch": torch.__version__, "eval_chrf": scores,
-           "high_resource_min_chrf": min(high.values()), "requirement_met": ok,
-           "total_cpu_s": time.process_time(), "total_wall_s": time.perf_counter() - t0}
+    log = {
+        **result.log,
+        "threads": args.threads,
+        "torch": torch.__version__,
+        "eval_chrf": scores,
+        "high_resource_min_chrf": min(high.values()),
+        "requirement_met": ok,
+        "total_cpu_s": time.process_time(),
+        "total_wall_s": time.perf_counter() - t0,
+    }
     for lang, value in scores.items():
-        print(f"chrF into {lang}: {value:5.1f}{'  (target, low-resource)' if lang == TARGET else ''}")
-    print(f"high-resource minimum {min(high.values()):.1f} (required >= {HIGH_RESOURCE_MIN_CHRF:g}): {'met' if ok else 'NOT met'}")
-    print(f"training: {result.log['steps'] if 'steps' in result.log else config.steps} steps, {result.log['tokens']:,} tokens, "
-          f"{result.log['cpu_s']:.0f} s CPU, {result.log['wall_s']:.0f} s wall ({args.threads} thread)")
-    write(args.out, result, log, demo_rows(result.model, result.tokenizer, result.world))
+        note = "  (target, low-resource)" if lang == TARGET else ""
+        print(f"chrF into {lang}: {value:5.1f}{note}")
+    print(
+        f"high-resource minimum {min(high.values()):.1f} "
+        f"(required >= {HIGH_RESOURCE_MIN_CHRF:g}): {'met' if ok else 'NOT met'}"
+    )
+    print(
+        f"training: {config.steps} steps, {result.log['tokens']:,} tokens, "
+        f"{result.log['cpu_s']:.0f} s CPU, {result.log['wall_s']:.0f} s wall "
+        f"({args.threads} thread)"
+    )
+    write(args.out, result, log)
     return 0 if ok else 1
 
 
-def write(out: Path, result, log: dict, rows: list[dict]) -> None:
+def write(out: Path, result, log: dict) -> None:
     """Everything into a temporary folder first, then moved into ``out/model``."""
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out, prefix=".model."))
@@ -130,18 +129,20 @@ def write(out: Path, result, log: dict, rows: list[dict]) -> None:
     cfg["tokenizer_class"] = "PreTrainedTokenizerFast"  # loads on transformers 4 and 5
     (tmp / "tokenizer_config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     (tmp / "world.json").write_text(json.dumps(asdict(result.world.config), indent=2) + "\n")
-    prompt = {"format": "plain", "target_lang": TARGET, "aux_langs": list(DEMO_AUX), "source_lang": SOURCE,
-              "names": display_names(), "languages": list(LANGUAGES)}
+    prompt = {
+        "format": "plain",
+        "target_lang": TARGET,
+        "aux_langs": list(DEMO_AUX),
+        "source_lang": SOURCE,
+        "names": display_names(),
+        "languages": list(LANGUAGES),
+    }
     (tmp / "mufu_prompt.json").write_text(json.dumps(prompt, indent=2, ensure_ascii=False) + "\n")
     (tmp / "training_log.json").write_text(json.dumps(log, indent=2) + "\n")
     final = out / "model"
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)
-    columns = ["source", "target", "draft", *[f"cand.{a}" for a in DEMO_AUX]]
-    (out / "demo.tsv").write_text("\t".join(columns) + "\n" + "".join("\t".join(r[c] for c in columns) + "\n" for r in rows))
-    (out / "demo.draft.txt").write_text("".join(r["draft"] + "\n" for r in rows))
-    (out / "demo.ref.txt").write_text("".join(r["target"] + "\n" for r in rows))
 
 
 if __name__ == "__main__":

@@ -55,7 +55,14 @@ HELP = "Translation as postediting with multilingual candidates (Mufu): prompts,
 
 app = typer.Typer(no_args_is_help=True, help=HELP)
 
-SaveOpt = Annotated[Path | None, typer.Option("--save", help="Write the result here (never overwritten without --overwrite).", rich_help_panel=DATA)]
+SaveOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--save",
+        help="Write the result here (never overwritten without --overwrite).",
+        rich_help_panel=DATA,
+    ),
+]
 
 
 def _prompt_options(fmt, target_lang, aux_langs, k, template, instruction, source_lang, names):
@@ -73,14 +80,31 @@ def _prompt_options(fmt, target_lang, aux_langs, k, template, instruction, sourc
     )
 
 
-@command(app, "candidates", epilog="JSON results: n, target_lang, aux_langs, distances, teacher, saved_to, rows (without --save), draft_chrf (with a target column).")
+@command(
+    app,
+    "candidates",
+    epilog="JSON results: n, target_lang, aux_langs, distances, teacher, saved_to, "
+    "rows (without --save), draft_chrf (with a target column).",
+)
 def candidates(
     data: DataOpt,
-    teacher: Annotated[str, typer.Option("--teacher", help="Local teacher: a causal LM (prompted) or a seq2seq NLLB/M2M-style model.", rich_help_panel=MODEL)] = "bundled",
+    teacher: Annotated[
+        str,
+        typer.Option(
+            "--teacher",
+            help="Local teacher: a causal LM (prompted) or a seq2seq NLLB/M2M-style model.",
+            rich_help_panel=MODEL,
+        ),
+    ] = "bundled",
     target_lang: TargetLangOpt = "tel",
     aux_langs: AuxOpt = "auto",
     k: KOpt = 5,
-    pool: Annotated[str | None, typer.Option("--pool", help="Languages --aux-langs auto may pick (default: the teacher's).")] = None,
+    pool: Annotated[
+        str | None,
+        typer.Option(
+            "--pool", help="Languages --aux-langs auto may pick (default: the teacher's)."
+        ),
+    ] = None,
     save: SaveOpt = None,
     names: NamesOpt = None,
     max_new_tokens: MaxNewOpt = 64,
@@ -94,25 +118,51 @@ def candidates(
     from iclr25.core.mufu.pipeline import CandidatesConfig, run_candidates
 
     cfg = CandidatesConfig(
-        data, teacher, target_lang, aux_langs, positive(k, "--k"),
+        data,
+        teacher,
+        target_lang,
+        aux_langs,
+        positive(k, "--k"),
         tuple(x.strip() for x in pool.split(",") if x.strip()) if pool else (),
-        save, run.options.overwrite, positive(max_new_tokens, "--max-new-tokens"),
-        positive(batch_size, "--batch-size"), allow_download, trust_remote_code, parse_names(names),
+        save,
+        run.options.overwrite,
+        positive(max_new_tokens, "--max-new-tokens"),
+        positive(batch_size, "--batch-size"),
+        allow_download,
+        trust_remote_code,
+        parse_names(names),
     )
     with run.progress("teacher batches") as advance, run.timer("generate_s"):
         results = run_candidates(cfg, on_batch=lambda n: advance(1))
     run.finish(results, cfg, None)
 
 
-@command(app, "prompt", epilog="JSON results: n, prompt (format, languages, template), shuffled, prompts, targets.")
+@command(
+    app,
+    "prompt",
+    epilog="JSON results: n, prompt (format, languages, template), shuffled, prompts, targets.",
+)
 def prompt(
     data: DataOpt,
     fmt: FormatOpt = "mufu",
     target_lang: TargetLangOpt = None,
     aux_langs: AuxOpt = None,
     k: KOpt = 3,
-    shuffle_aux: Annotated[bool, typer.Option("--shuffle-aux", help="The control: give each sentence another sentence's candidates (a derangement).")] = False,
-    model: Annotated[str | None, typer.Option("--model", help="Use this model's saved prompt (template, names).", rich_help_panel=MODEL)] = None,
+    shuffle_aux: Annotated[
+        bool,
+        typer.Option(
+            "--shuffle-aux",
+            help="The control: give each sentence another sentence's candidates (a derangement).",
+        ),
+    ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Use this model's saved prompt (template, names).",
+            rich_help_panel=MODEL,
+        ),
+    ] = None,
     template: TemplateOpt = None,
     instruction: InstructionOpt = None,
     source_lang: SourceLangOpt = None,
@@ -125,31 +175,80 @@ def prompt(
     from iclr25.core.mufu import data as data_io
     from iclr25.core.mufu.pipeline import run_prompt
 
-    opts = _prompt_options(fmt, target_lang, aux_langs, k, template, instruction, source_lang, names)
+    opts = _prompt_options(
+        fmt, target_lang, aux_langs, k, template, instruction, source_lang, names
+    )
     results = run_prompt(data, opts, shuffle_aux, run.seed, model)
     if save is not None:
-        rows = [{"prompt": p, "target": t or ""} for p, t in zip(results["prompts"], results["targets"], strict=True)]
+        rows = [
+            {"prompt": p, "target": t or ""}
+            for p, t in zip(results["prompts"], results["targets"], strict=True)
+        ]
         data_io.write_rows(save, rows, ["prompt", "target"], run.options.overwrite)
         results["saved_to"] = str(save)
     run.finish(results, {"data": data, "options": opts, "save": save}, render_prompt)
 
 
-@command(app, "finetune", epilog="JSON results: budget (examples, epochs, batch_size, steps, lr), history (per epoch loss, valid_chrf), best_epoch, best_valid_chrf, tokens, answer_tokens, lora, prompt, saved_to.")
+@command(
+    app,
+    "finetune",
+    epilog="JSON results: budget (examples, epochs, batch_size, steps, lr), history (per "
+    "epoch loss, valid_chrf), best_epoch, best_valid_chrf, tokens, answer_tokens, lora, "
+    "prompt, saved_to.",
+)
 def finetune(
     data: DataOpt,
-    save: Annotated[Path, typer.Option("--save", help="Folder for the finetuned model (never overwritten without --overwrite).", rich_help_panel=DATA)],
-    valid: Annotated[Path | None, typer.Option("--valid", help="Validation data: chrF per epoch, best epoch kept.", rich_help_panel=DATA)] = None,
+    save: Annotated[
+        Path,
+        typer.Option(
+            "--save",
+            help="Folder for the finetuned model (never overwritten without --overwrite).",
+            rich_help_panel=DATA,
+        ),
+    ],
+    valid: Annotated[
+        Path | None,
+        typer.Option(
+            "--valid",
+            help="Validation data: chrF per epoch, best epoch kept.",
+            rich_help_panel=DATA,
+        ),
+    ] = None,
     model: ModelOpt = "bundled",
     fmt: FormatOpt = "mufu",
     target_lang: TargetLangOpt = None,
     aux_langs: AuxOpt = None,
     k: KOpt = 3,
-    epochs: Annotated[int, typer.Option("--epochs", help="Epochs (the paper: 25).", rich_help_panel=TRAIN)] = 25,
-    batch: Annotated[int, typer.Option("--train-batch", help="Examples per optimizer step.", rich_help_panel=TRAIN)] = 16,
-    lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate (warm-up then linear decay).", rich_help_panel=TRAIN)] = 1e-3,
-    lora: Annotated[bool, typer.Option("--lora", help="LoRA adapters (peft) instead of full finetuning; merged when saved.", rich_help_panel=TRAIN)] = False,
+    epochs: Annotated[
+        int, typer.Option("--epochs", help="Epochs (the paper: 25).", rich_help_panel=TRAIN)
+    ] = 25,
+    batch: Annotated[
+        int,
+        typer.Option("--train-batch", help="Examples per optimizer step.", rich_help_panel=TRAIN),
+    ] = 16,
+    lr: Annotated[
+        float,
+        typer.Option(
+            "--lr", help="AdamW learning rate (warm-up then linear decay).", rich_help_panel=TRAIN
+        ),
+    ] = 1e-3,
+    lora: Annotated[
+        bool,
+        typer.Option(
+            "--lora",
+            help="LoRA adapters (peft) instead of full finetuning; merged when saved.",
+            rich_help_panel=TRAIN,
+        ),
+    ] = False,
     lora_r: Annotated[int, typer.Option("--lora-r", help="LoRA rank.", rich_help_panel=TRAIN)] = 8,
-    lora_targets: Annotated[str | None, typer.Option("--lora-targets", help="Module names for LoRA (default: peft's for the architecture).", rich_help_panel=TRAIN)] = None,
+    lora_targets: Annotated[
+        str | None,
+        typer.Option(
+            "--lora-targets",
+            help="Module names for LoRA (default: peft's for the architecture).",
+            rich_help_panel=TRAIN,
+        ),
+    ] = None,
     template: TemplateOpt = None,
     instruction: InstructionOpt = None,
     source_lang: SourceLangOpt = None,
@@ -164,20 +263,35 @@ def finetune(
     from iclr25.core.mufu.finetune import FinetuneConfig
     from iclr25.core.mufu.pipeline import FinetuneJob, run_finetune
 
-    opts = _prompt_options(fmt, target_lang, aux_langs, k, template, instruction, source_lang, names)
+    opts = _prompt_options(
+        fmt, target_lang, aux_langs, k, template, instruction, source_lang, names
+    )
     targets = tuple(x.strip() for x in lora_targets.split(",")) if lora_targets else None
     ft = FinetuneConfig(
-        epochs=epochs, batch_size=batch, lr=lr, lora=lora, lora_r=positive(lora_r, "--lora-r"),
-        lora_targets=targets, seed=run.seed, max_new_tokens=positive(max_new_tokens, "--max-new-tokens"),
+        epochs=epochs,
+        batch_size=batch,
+        lr=lr,
+        lora=lora,
+        lora_r=positive(lora_r, "--lora-r"),
+        lora_targets=targets,
+        seed=run.seed,
+        max_new_tokens=positive(max_new_tokens, "--max-new-tokens"),
     )
-    job = FinetuneJob(data, valid, model, save, opts, run.options.overwrite, allow_download, trust_remote_code, ft)
+    job = FinetuneJob(
+        data, valid, model, save, opts, run.options.overwrite, allow_download, trust_remote_code, ft
+    )
     _torch_threads()
     with run.progress("optimizer steps") as advance, run.timer("finetune_s"):
         results = run_finetune(job, on_step=advance)
     run.finish(results, job, render_finetune)
 
 
-@command(app, "translate", epilog="JSON results: chrf, chrf_pp, signature, signature_pp, n, per_sentence (with a target column), hypotheses, prompt, model. With --out: hypotheses.txt.")
+@command(
+    app,
+    "translate",
+    epilog="JSON results: chrf, chrf_pp, signature, signature_pp, n, per_sentence (with a "
+    "target column), hypotheses, prompt, model. With --out: hypotheses.txt.",
+)
 def translate(
     data: DataOpt,
     model: ModelOpt = "bundled",
@@ -189,7 +303,12 @@ def translate(
     instruction: InstructionOpt = None,
     source_lang: SourceLangOpt = None,
     names: NamesOpt = None,
-    save_hyp: Annotated[Path | None, typer.Option("--save-hyp", help="Write the hypotheses, one per line.", rich_help_panel=DATA)] = None,
+    save_hyp: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-hyp", help="Write the hypotheses, one per line.", rich_help_panel=DATA
+        ),
+    ] = None,
     max_new_tokens: MaxNewOpt = 64,
     batch_size: BatchOpt = 64,
     allow_download: DownloadOpt = False,
@@ -201,8 +320,19 @@ def translate(
     from iclr25.core.mufu import data as data_io
     from iclr25.core.mufu.pipeline import TranslateConfig, run_translate
 
-    opts = _prompt_options(fmt, target_lang, aux_langs, k, template, instruction, source_lang, names)
-    cfg = TranslateConfig(data, model, opts, positive(max_new_tokens, "--max-new-tokens"), positive(batch_size, "--batch-size"), allow_download, trust_remote_code, run.device.kind)
+    opts = _prompt_options(
+        fmt, target_lang, aux_langs, k, template, instruction, source_lang, names
+    )
+    cfg = TranslateConfig(
+        data,
+        model,
+        opts,
+        positive(max_new_tokens, "--max-new-tokens"),
+        positive(batch_size, "--batch-size"),
+        allow_download,
+        trust_remote_code,
+        run.device.kind,
+    )
     if save_hyp is not None:
         from iclr25 import atomic
 
@@ -218,12 +348,34 @@ def translate(
     run.finish(results, cfg, render_translate)
 
 
-@command(app, "score", epilog="JSON results: chrf, chrf_pp, signature, signature_pp, n, per_sentence, bootstrap (score, mean, ci95, ci95_half, p_value, n_samples, seed), baseline_chrf.")
+@command(
+    app,
+    "score",
+    epilog="JSON results: chrf, chrf_pp, signature, signature_pp, n, per_sentence, bootstrap "
+    "(score, mean, ci95, ci95_half, p_value, n_samples, seed), baseline_chrf.",
+)
 def score(
-    hyp: Annotated[Path, typer.Option("--hyp", help="Hypotheses, one per line.", rich_help_panel=DATA)],
-    ref: Annotated[Path, typer.Option("--ref", help="References, one per line.", rich_help_panel=DATA)],
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="A baseline system's lines: paired bootstrap p-value.", rich_help_panel=DATA)] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples (0: none); seed as sacrebleu (SACREBLEU_SEED, else 12345).")] = 1000,
+    hyp: Annotated[
+        Path, typer.Option("--hyp", help="Hypotheses, one per line.", rich_help_panel=DATA)
+    ],
+    ref: Annotated[
+        Path, typer.Option("--ref", help="References, one per line.", rich_help_panel=DATA)
+    ],
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="A baseline system's lines: paired bootstrap p-value.",
+            rich_help_panel=DATA,
+        ),
+    ] = None,
+    bootstrap: Annotated[
+        int,
+        typer.Option(
+            "--bootstrap",
+            help="Bootstrap resamples (0: none); seed as sacrebleu (SACREBLEU_SEED, else 12345).",
+        ),
+    ] = 1000,
     *,
     run: Run,
 ) -> None:
@@ -241,16 +393,42 @@ def score(
 
 @command(app, "experiment", epilog=f"JSON results: {EXPERIMENT_KEYS}.")
 def experiment(
-    quick: Annotated[bool, typer.Option("--quick", help="2 seeds, arms plain/mufu/shuffled.")] = False,
-    seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds (default 5; --quick 2).")] = None,
-    k: Annotated[str, typer.Option("--k", help="Auxiliary languages of the mufu arm; a list (1,3,5) adds gain vs k.")] = "3",
-    epochs: Annotated[int, typer.Option("--epochs", help="Finetuning epochs per arm.", rich_help_panel=TRAIN)] = 6,
-    n_train: Annotated[int, typer.Option("--n-train", help="Training pairs (the paper: 787).", rich_help_panel=DATA)] = 787,
-    n_valid: Annotated[int, typer.Option("--n-valid", help="Validation pairs (100).", rich_help_panel=DATA)] = 100,
-    n_test: Annotated[int, typer.Option("--n-test", help="Test pairs (200).", rich_help_panel=DATA)] = 200,
-    world_seed: Annotated[int | None, typer.Option("--world-seed", help="Another world: retrains the base model (long).")] = None,
-    pretrain_steps: Annotated[int | None, typer.Option("--pretrain-steps", help="Base model steps for a full rerun (long).")] = None,
-    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap draws for the intervals.")] = 1000,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="2 seeds, arms plain/mufu/shuffled.")
+    ] = False,
+    seeds: Annotated[
+        int | None, typer.Option("--seeds", help="Seeds (default 5; --quick 2).")
+    ] = None,
+    k: Annotated[
+        str,
+        typer.Option(
+            "--k", help="Auxiliary languages of the mufu arm; a list (1,3,5) adds gain vs k."
+        ),
+    ] = "3",
+    epochs: Annotated[
+        int, typer.Option("--epochs", help="Finetuning epochs per arm.", rich_help_panel=TRAIN)
+    ] = 6,
+    n_train: Annotated[
+        int,
+        typer.Option("--n-train", help="Training pairs (the paper: 787).", rich_help_panel=DATA),
+    ] = 787,
+    n_valid: Annotated[
+        int, typer.Option("--n-valid", help="Validation pairs (100).", rich_help_panel=DATA)
+    ] = 100,
+    n_test: Annotated[
+        int, typer.Option("--n-test", help="Test pairs (200).", rich_help_panel=DATA)
+    ] = 200,
+    world_seed: Annotated[
+        int | None,
+        typer.Option("--world-seed", help="Another world: retrains the base model (long)."),
+    ] = None,
+    pretrain_steps: Annotated[
+        int | None,
+        typer.Option("--pretrain-steps", help="Base model steps for a full rerun (long)."),
+    ] = None,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", help="Bootstrap draws for the intervals.")
+    ] = 1000,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -269,9 +447,16 @@ def experiment(
         arms=QUICK_ARMS if quick else ExperimentConfig.arms,
         k=3 if 3 in ks else ks[0],
         k_grid=ks if len(ks) > 1 else (),
-        n_train=n_train, n_valid=n_valid, n_test=n_test,
-        finetune=FinetuneConfig(epochs=positive(epochs, "--epochs"), batch_size=16, lr=1e-3, max_new_tokens=48),
-        world_seed=world_seed, pretrain_steps=pretrain_steps, n_boot=positive(n_boot, "--n-boot"), seed=run.seed,
+        n_train=n_train,
+        n_valid=n_valid,
+        n_test=n_test,
+        finetune=FinetuneConfig(
+            epochs=positive(epochs, "--epochs"), batch_size=16, lr=1e-3, max_new_tokens=48
+        ),
+        world_seed=world_seed,
+        pretrain_steps=pretrain_steps,
+        n_boot=positive(n_boot, "--n-boot"),
+        seed=run.seed,
     )
     execution = parallel_options.execution(workers, scheduler, no_cache)
     outcomes: list = []
@@ -298,16 +483,24 @@ def _demo_file(name: str) -> str:
 
 
 DEMO = (
-    DemoStep("mufu prompt", ("mufu", "prompt", "--data", _demo_file("demo.tsv"), "--model", "bundled"), headline, timeout_s=60.0),
     DemoStep(
-        "mufu translate",
-        ("mufu", "translate", "--data", _demo_file("demo.tsv"), "--model", "bundled", "--format", "plain"),
+        "mufu prompt",
+        ("mufu", "prompt", "--data", _demo_file("demo.tsv"), "--aux-langs", "sam,ser,dov"),
         headline,
         timeout_s=60.0,
     ),
     DemoStep(
         "mufu score",
-        ("mufu", "score", "--hyp", _demo_file("demo.draft.txt"), "--ref", _demo_file("demo.ref.txt")),
+        (
+            "mufu",
+            "score",
+            "--hyp",
+            _demo_file("demo.draft.txt"),
+            "--ref",
+            _demo_file("demo.ref.txt"),
+            "--baseline",
+            _demo_file("demo.sister.txt"),
+        ),  # fmt: skip
         headline,
         timeout_s=60.0,
     ),

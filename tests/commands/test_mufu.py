@@ -44,7 +44,20 @@ def test_score_equals_sacrebleu_with_paired_bootstrap(cli, text_files):
     from sacrebleu.metrics import CHRF
 
     hyp, ref, base = text_files
-    result = cli("mufu", "score", "--hyp", hyp, "--ref", ref, "--baseline", base, "--bootstrap", "200", "--json", "--quiet")
+    result = cli(
+        "mufu",
+        "score",
+        "--hyp",
+        hyp,
+        "--ref",
+        ref,
+        "--baseline",
+        base,
+        "--bootstrap",
+        "200",
+        "--json",
+        "--quiet",
+    )
     assert result.returncode == 0, result
     res = result.json()["results"]
     assert res["chrf"] == CHRF().corpus_score(HYPS, [REFS]).score
@@ -66,23 +79,57 @@ def test_score_line_count_mismatch_is_exit_2(cli, text_files, tmp_path):
 
 
 def test_prompt_formats_and_errors(cli, data_tsv, world_model, tmp_path):
-    result = cli("mufu", "prompt", "--data", data_tsv, "--model", world_model, "--aux-langs", "ser,sam", "--json", "--quiet")
+    result = cli(
+        "mufu",
+        "prompt",
+        "--data",
+        data_tsv,
+        "--model",
+        world_model,
+        "--aux-langs",
+        "ser,sam",
+        "--json",
+        "--quiet",
+    )
     assert result.returncode == 0, result
     res = result.json()["results"]
     assert res["n"] == 3 and res["prompt"]["aux_langs"] == ["ser", "sam"]
     assert res["prompts"][0].splitlines()[2:5] == ["Ser: łu ła", "Sam: cu ca", "Tel draft: fu"]
-    shuffled = cli("mufu", "prompt", "--data", data_tsv, "--aux-langs", "sam", "--shuffle-aux", "--json", "--quiet").json()["results"]
+    shuffled = cli(
+        "mufu",
+        "prompt",
+        "--data",
+        data_tsv,
+        "--aux-langs",
+        "sam",
+        "--shuffle-aux",
+        "--json",
+        "--quiet",
+    ).json()["results"]
     own = [p.splitlines()[2] for p in res["prompts"]]
-    assert all(s.splitlines()[2] not in (o.replace("Ser", "sam"),) for s, o in zip(shuffled["prompts"], own, strict=True))
-    assert sorted(p.splitlines()[2] for p in shuffled["prompts"]) == ["sam: bara", "sam: cu ca", "sam: mäłä"]
-    assert [p.splitlines()[2] for p in shuffled["prompts"]] != ["sam: cu ca", "sam: bara", "sam: mäłä"]
+    assert all(
+        s.splitlines()[2] not in (o.replace("Ser", "sam"),)
+        for s, o in zip(shuffled["prompts"], own, strict=True)
+    )
+    assert sorted(p.splitlines()[2] for p in shuffled["prompts"]) == [
+        "sam: bara",
+        "sam: cu ca",
+        "sam: mäłä",
+    ]
+    assert [p.splitlines()[2] for p in shuffled["prompts"]] != [
+        "sam: cu ca",
+        "sam: bara",
+        "sam: mäłä",
+    ]
     missing = cli("mufu", "prompt", "--data", data_tsv, "--aux-langs", "sam,dov")
     assert missing.returncode == 2 and "column 'cand.dov' is missing" in error_line(missing.stderr)
     one = tmp_path / "one.tsv"
     one.write_text("source\tcand.sam\tdraft\nA\tb\tc\n")
     lonely = cli("mufu", "prompt", "--data", one, "--aux-langs", "sam", "--shuffle-aux")
     assert lonely.returncode == 2 and "at least 2 sentences" in error_line(lonely.stderr)
-    target_aux = cli("mufu", "prompt", "--data", data_tsv, "--target-lang", "sam", "--aux-langs", "sam")
+    target_aux = cli(
+        "mufu", "prompt", "--data", data_tsv, "--target-lang", "sam", "--aux-langs", "sam"
+    )
     assert target_aux.returncode == 2 and "among the auxiliary" in error_line(target_aux.stderr)
     empty = tmp_path / "empty.tsv"
     empty.write_text("")
@@ -91,22 +138,65 @@ def test_prompt_formats_and_errors(cli, data_tsv, world_model, tmp_path):
 
 def test_candidates_from_a_causal_teacher(cli, data_tsv, world_model, tmp_path):
     out = tmp_path / "cands.jsonl"
-    result = cli("mufu", "candidates", "--data", data_tsv, "--teacher", world_model, "--aux-langs", "auto", "--k", "3",
-                 "--save", out, "--max-new-tokens", "6", "--json", "--quiet")
+    result = cli(
+        "mufu",
+        "candidates",
+        "--data",
+        data_tsv,
+        "--teacher",
+        world_model,
+        "--aux-langs",
+        "auto",
+        "--k",
+        "3",
+        "--save",
+        out,
+        "--max-new-tokens",
+        "6",
+        "--json",
+        "--quiet",
+    )
     assert result.returncode == 0, result
     res = result.json()["results"]
     assert res["aux_langs"] == ["sam", "ser", "dov"] and res["distances"]["sam"] == 0.25
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == 3 and {"draft", "cand.sam", "cand.ser", "cand.dov", "target"} <= set(rows[0])
-    again = cli("mufu", "candidates", "--data", data_tsv, "--teacher", world_model, "--aux-langs", "sam", "--save", out)
+    assert len(rows) == 3 and {"draft", "cand.sam", "cand.ser", "cand.dov", "target"} <= set(
+        rows[0]
+    )
+    again = cli(
+        "mufu",
+        "candidates",
+        "--data",
+        data_tsv,
+        "--teacher",
+        world_model,
+        "--aux-langs",
+        "sam",
+        "--save",
+        out,
+    )
     assert again.returncode == 2 and "--overwrite" in error_line(again.stderr)
     assert len(out.read_text().splitlines()) == 3  # untouched
 
 
 def test_candidates_from_a_seq2seq_teacher(cli, data_tsv, tmp_path):
     seq = make_seq2seq(tmp_path / "bart")
-    s2s = cli("mufu", "candidates", "--data", data_tsv, "--teacher", seq, "--target-lang", "tel",
-              "--aux-langs", "sam,ser", "--max-new-tokens", "4", "--json", "--quiet")
+    s2s = cli(
+        "mufu",
+        "candidates",
+        "--data",
+        data_tsv,
+        "--teacher",
+        seq,
+        "--target-lang",
+        "tel",
+        "--aux-langs",
+        "sam,ser",
+        "--max-new-tokens",
+        "4",
+        "--json",
+        "--quiet",
+    )
     assert s2s.returncode == 0, s2s
     srows = s2s.json()["results"]["rows"]
     assert len(srows) == 3 and {"draft", "cand.sam", "cand.ser"} <= set(srows[0])
@@ -114,20 +204,67 @@ def test_candidates_from_a_seq2seq_teacher(cli, data_tsv, tmp_path):
 
 def test_finetune_lora_then_translate(cli, data_tsv, world_model, tmp_path):
     saved = tmp_path / "student"
-    result = cli("mufu", "finetune", "--data", data_tsv, "--valid", data_tsv, "--model", world_model, "--aux-langs", "sam,ser",
-                 "--epochs", "1", "--lora", "--lora-r", "2", "--max-new-tokens", "4", "--save", saved, "--json", "--quiet")
+    result = cli(
+        "mufu",
+        "finetune",
+        "--data",
+        data_tsv,
+        "--valid",
+        data_tsv,
+        "--model",
+        world_model,
+        "--aux-langs",
+        "sam,ser",
+        "--epochs",
+        "1",
+        "--lora",
+        "--lora-r",
+        "2",
+        "--max-new-tokens",
+        "4",
+        "--save",
+        saved,
+        "--json",
+        "--quiet",
+    )
     assert result.returncode == 0, result
     res = result.json()["results"]
     assert res["budget"] == {"examples": 3, "epochs": 1, "batch_size": 16, "steps": 1, "lr": 0.001}
     assert res["lora"] is True and (saved / "model.safetensors").exists()
     assert json.loads((saved / "mufu_prompt.json").read_text())["aux_langs"] == ["sam", "ser"]
-    tr = cli("mufu", "translate", "--data", data_tsv, "--model", saved, "--max-new-tokens", "4", "--json", "--quiet")
+    tr = cli(
+        "mufu",
+        "translate",
+        "--data",
+        data_tsv,
+        "--model",
+        saved,
+        "--max-new-tokens",
+        "4",
+        "--json",
+        "--quiet",
+    )
     assert tr.returncode == 0, tr
     t = tr.json()["results"]
     assert t["prompt"]["format"] == "mufu" and t["prompt"]["aux_langs"] == ["sam", "ser"]
     assert t["n"] == 3 and len(t["per_sentence"]) == 3 and 0 <= t["chrf"] <= 100
-    again = cli("mufu", "finetune", "--data", data_tsv, "--model", world_model, "--format", "plain", "--epochs", "1", "--save", saved)
-    assert again.returncode == 2 and "--overwrite" in error_line(again.stderr)  # checked before loading
+    again = cli(
+        "mufu",
+        "finetune",
+        "--data",
+        data_tsv,
+        "--model",
+        world_model,
+        "--format",
+        "plain",
+        "--epochs",
+        "1",
+        "--save",
+        saved,
+    )
+    assert again.returncode == 2 and "--overwrite" in error_line(
+        again.stderr
+    )  # checked before loading
 
 
 def test_missing_model_is_exit_2(cli, data_tsv, tmp_path):

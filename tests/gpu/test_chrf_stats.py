@@ -44,7 +44,9 @@ def test_kernel_match_counts_equal_the_definition(orders, max_len, alphabet):
     m, c = match_counts(h, hl, r, rl, orders, covered=True, device="cuda")
     mr, cr = match_counts_reference(h, hl, r, rl, orders, covered=True)
     assert np.array_equal(m, mr) and np.array_equal(c, cr)
-    assert max_len < MAX_CAPACITY // 2 or (hl + rl).max() > MAX_CAPACITY - 10  # the long case is long
+    assert (
+        max_len < MAX_CAPACITY // 2 or (hl + rl).max() > MAX_CAPACITY - 10
+    )  # the long case is long
 
 
 @pytest.mark.gpu
@@ -67,4 +69,6 @@ def test_kernel_bootstrap_sums(n_res, n, s):
     rng = np.random.default_rng(n)
     stats = rng.integers(0, 400, size=(n, s))
     idx = rng.integers(0, n, size=(n_res, n))
-    assert np.array_equal(bootstrap_sums(stats, idx, device="cuda"), bootstrap_sums_reference(stats, idx))
+    assert np.array_equal(
+        bootstrap_sums(stats, idx, device="cuda"), bootstrap_sums_reference(stats, idx)
+    )

@@ -45,12 +45,30 @@ class ChrfParams:
         return _metric(self)
 
     def plus_plus(self) -> ChrfParams:
-        return ChrfParams(self.char_order, 2, self.beta, self.lowercase, self.whitespace, self.eps_smoothing)
+        return ChrfParams(
+            self.char_order, 2, self.beta, self.lowercase, self.whitespace, self.eps_smoothing
+        )
+
+
+SACREBLEU_HINT = "install the extra: pip install 'iclr25[mufu]' (it brings sacrebleu)"
+
+
+def _sacrebleu_chrf():
+    """sacrebleu's CHRF class; a usage error naming the extra when it is not installed."""
+    try:
+        from sacrebleu.metrics import CHRF
+    except ImportError:
+        from iclr25.errors import UsageError
+
+        raise UsageError(
+            "mufu scores with sacrebleu, which is not installed", SACREBLEU_HINT
+        ) from None
+    return CHRF
 
 
 @functools.lru_cache(maxsize=16)
 def _metric(params: ChrfParams):
-    from sacrebleu.metrics import CHRF
+    CHRF = _sacrebleu_chrf()  # noqa: N806
 
     return CHRF(
         char_order=params.char_order,
@@ -84,7 +102,9 @@ def char_symbols(strings: Sequence[str], params: ChrfParams) -> tuple[np.ndarray
     return flat + 1, lengths
 
 
-def word_symbols(strings: Sequence[str], params: ChrfParams, vocab: dict) -> tuple[np.ndarray, np.ndarray]:
+def word_symbols(
+    strings: Sequence[str], params: ChrfParams, vocab: dict
+) -> tuple[np.ndarray, np.ndarray]:
     """sacrebleu's chrF++ word tokens, numbered through ``vocab`` (shared by hyp and ref)."""
     metric = params.metric()
     ids: list[int] = []
@@ -148,8 +168,6 @@ def sentence_scores(stats: np.ndarray, params: ChrfParams = ChrfParams()) -> np.
 
 def signature(params: ChrfParams = ChrfParams()) -> str:
     """sacrebleu's reproducibility signature, e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|...``."""
-    from sacrebleu.metrics import CHRF
-
-    metric = CHRF(**{k: getattr(params, k) for k in params.__dataclass_fields__})
+    metric = _sacrebleu_chrf()(**{k: getattr(params, k) for k in params.__dataclass_fields__})
     metric.num_refs = 1  # what scoring one reference per segment sets
     return metric.get_signature().format()

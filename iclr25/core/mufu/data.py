@@ -35,7 +35,9 @@ def _read_text(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text (byte {exc.start})", "save it as UTF-8") from None
+        raise InputError(
+            f"{path} is not UTF-8 text (byte {exc.start})", "save it as UTF-8"
+        ) from None
     if not text.strip():
         raise InputError(f"{path} is empty", "give a file with a header and at least one row")
     return text
@@ -61,9 +63,13 @@ def _read_jsonl(path: Path, text: str) -> list[Row]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}, line {number}: not valid JSON ({exc.msg})", "one JSON object per line") from None
+            raise InputError(
+                f"{path}, line {number}: not valid JSON ({exc.msg})", "one JSON object per line"
+            ) from None
         if not isinstance(obj, dict):
-            raise InputError(f"{path}, line {number}: a JSON line must be an object", "write {\"source\": ...}")
+            raise InputError(
+                f"{path}, line {number}: a JSON line must be an object", 'write {"source": ...}'
+            )
         row = {str(k): ("" if v is None else str(v)) for k, v in obj.items()}
         row["_line"] = str(number)
         rows.append(row)
@@ -124,18 +130,24 @@ def read_lines(path: Path | str, what: str) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
-def write_rows(path: Path | str, rows: Sequence[Row], columns: Sequence[str], overwrite: bool) -> None:
+def write_rows(
+    path: Path | str, rows: Sequence[Row], columns: Sequence[str], overwrite: bool
+) -> None:
     """Write ``columns`` of ``rows`` atomically as TSV or JSONL (by the suffix)."""
     path = Path(path)
     fmt = _format(path)
     atomic.refuse_existing(path, overwrite)
     if fmt == "jsonl":
-        text = "".join(json.dumps({c: r.get(c, "") for c in columns}, ensure_ascii=False) + "\n" for r in rows)
+        text = "".join(
+            json.dumps({c: r.get(c, "") for c in columns}, ensure_ascii=False) + "\n" for r in rows
+        )
     else:
         for r in rows:
             for c in columns:
                 if "\t" in r.get(c, "") or "\n" in r.get(c, ""):
-                    raise InputError(f"a {c!r} value holds a tab or newline", "write .jsonl instead of .tsv")
+                    raise InputError(
+                        f"a {c!r} value holds a tab or newline", "write .jsonl instead of .tsv"
+                    )
         lines = ["\t".join(columns)] + ["\t".join(r.get(c, "") for c in columns) for r in rows]
         text = "\n".join(lines) + "\n"
     atomic.write_text(path, text)

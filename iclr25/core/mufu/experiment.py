@@ -38,7 +38,7 @@ from iclr25.core.mufu.models import bundled_path, load
 from iclr25.core.mufu.prompts import PromptSpec, render
 from iclr25.core.mufu.world import SOURCE, TARGET, UNRELATED, World, WorldConfig
 from iclr25.core.mufu.world_tokenizer import display_names
-from iclr25.errors import UsageError
+from iclr25.errors import InputError, UsageError
 from iclr25.parallel import Execution, Task, derive_seed, run_tasks
 
 BASE_ARMS = ("plain", "mufu", "shuffled", "unrelated")
@@ -54,7 +54,9 @@ class ExperimentConfig:
     n_train: int = 787
     n_valid: int = 100
     n_test: int = 200
-    finetune: FinetuneConfig = field(default_factory=lambda: FinetuneConfig(epochs=6, batch_size=16, lr=1e-3, max_new_tokens=48))
+    finetune: FinetuneConfig = field(
+        default_factory=lambda: FinetuneConfig(epochs=6, batch_size=16, lr=1e-3, max_new_tokens=48)
+    )
     world_seed: int | None = None  # None: the bundled model's world
     pretrain_steps: int | None = None  # with world_seed: retrain the base (a full rerun)
     n_boot: int = 1000
@@ -63,12 +65,18 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         if self.seeds < 2:
-            raise UsageError(f"--seeds {self.seeds}: intervals need at least 2 seeds", "use --seeds 2 or more")
+            raise UsageError(
+                f"--seeds {self.seeds}: intervals need at least 2 seeds", "use --seeds 2 or more"
+            )
         for k in (self.k, *self.k_grid):
             if not 1 <= k <= 5:
-                raise UsageError(f"--k {k}: the target has 5 related languages", "use k between 1 and 5")
+                raise UsageError(
+                    f"--k {k}: the target has 5 related languages", "use k between 1 and 5"
+                )
         if min(self.n_train, self.n_valid, self.n_test) < 2:
-            raise UsageError("splits need at least 2 sentences each", "raise --n-train/--n-valid/--n-test")
+            raise UsageError(
+                "splits need at least 2 sentences each", "raise --n-train/--n-valid/--n-test"
+            )
 
     def all_arms(self) -> list[str]:
         return list(self.arms) + [f"mufu_k{k}" for k in self.k_grid if k != self.k]
@@ -80,7 +88,14 @@ class ExperimentConfig:
 def base_model(config: ExperimentConfig, execution: Execution | None = None) -> str:
     """Path of the base model: the bundled one, or one retrained for ``world_seed``."""
     if config.world_seed is None and config.pretrain_steps is None:
-        return str(bundled_path())
+        where = bundled_path()
+        if not (where / "config.json").exists():
+            raise InputError(
+                f"the embedded base model is not built in this installation ({where})",
+                "build it with `python scripts/train_mufu_model.py`, or let the experiment "
+                "train one: --world-seed 0 --pretrain-steps 5000 (about 30 CPU minutes)",
+            )
+        return str(where)
     task = Task(pretrain_task, _pretrain_config(config), config.world_seed or 0, "pretrain")
     return run_tasks([task], execution, command="mufu experiment pretrain").results[0]
 
@@ -177,7 +192,9 @@ def prepare_seed(config: dict, seed: int) -> dict:
     n_train, n_valid, n_test = config["sizes"]
     pool = target_pool(world, 200)
     sentences = world.sample_many(np.random.default_rng(seed), n_train + n_valid + n_test, pool)
-    rows = [{"source": world.render(s, SOURCE), "target": world.render(s, TARGET)} for s in sentences]
+    rows = [
+        {"source": world.render(s, SOURCE), "target": world.render(s, TARGET)} for s in sentences
+    ]
     refs = {lang: [world.render(s, lang) for s in sentences] for lang in langs}
     with _one_thread():
         loaded = load(model_path, kinds=("causal",))
@@ -185,15 +202,31 @@ def prepare_seed(config: dict, seed: int) -> dict:
         for lang in [TARGET, *langs]:
             spec = PromptSpec("plain", lang, names=names)
             outputs = generate_causal(
-                loaded, [render(r, spec) for r in rows], max_new_tokens=48, batch_size=config["gen_batch"]
+                loaded,
+                [render(r, spec) for r in rows],
+                max_new_tokens=48,
+                batch_size=config["gen_batch"],
             )
             for r, out in zip(rows, outputs, strict=True):
                 r["draft" if lang == TARGET else f"cand.{lang}"] = out
     test = slice(n_train + n_valid, None)
-    teacher = {TARGET: chrf.score(chrf.segment_statistics([r["draft"] for r in rows[test]], [r["target"] for r in rows[test]]))}
+    teacher = {
+        TARGET: chrf.score(
+            chrf.segment_statistics(
+                [r["draft"] for r in rows[test]], [r["target"] for r in rows[test]]
+            )
+        )
+    }
     for lang in langs:
-        teacher[lang] = chrf.score(chrf.segment_statistics([r[f"cand.{lang}"] for r in rows[test]], refs[lang][test]))
-    return {"train": rows[:n_train], "valid": rows[n_train : n_train + n_valid], "test": rows[test], "teacher_chrf": teacher}
+        teacher[lang] = chrf.score(
+            chrf.segment_statistics([r[f"cand.{lang}"] for r in rows[test]], refs[lang][test])
+        )
+    return {
+        "train": rows[:n_train],
+        "valid": rows[n_train : n_train + n_valid],
+        "test": rows[test],
+        "teacher_chrf": teacher,
+    }
 
 
 def _arm_rows(rows: list[dict], spec: dict, seed: int) -> list[dict]:
@@ -212,7 +245,10 @@ def train_arm(config: dict, seed: int) -> dict:
     spec, data = config["spec"], config["data"]
     ft = FinetuneConfig(**{**config["finetune"], "seed": seed})
     prompt = PromptSpec(spec["format"], TARGET, tuple(spec["aux"]), names=display_names())
-    splits = {name: _arm_rows(data[name], spec, derive_seed(seed, name)) for name in ("train", "valid", "test")}
+    splits = {
+        name: _arm_rows(data[name], spec, derive_seed(seed, name))
+        for name in ("train", "valid", "test")
+    }
     prompts = {name: [render(r, prompt) for r in rows] for name, rows in splits.items()}
     with _one_thread():
         loaded = load(config["model"], kinds=("causal",))
@@ -225,14 +261,22 @@ def train_arm(config: dict, seed: int) -> dict:
             ft,
         )
         loaded.model = result.model
-        outputs = generate_causal(loaded, prompts["test"], max_new_tokens=ft.max_new_tokens, batch_size=config["gen_batch"])
+        outputs = generate_causal(
+            loaded,
+            prompts["test"],
+            max_new_tokens=ft.max_new_tokens,
+            batch_size=config["gen_batch"],
+        )
     stats = chrf.segment_statistics(outputs, [r["target"] for r in data["test"]])
     copy = None
     if spec["format"] == "mufu":  # what the outputs copy from, among the inputs they saw
         seen = {a: [r[f"cand.{a}"] for r in splits["test"]] for a in spec["aux"]}
         seen["draft"] = [r["draft"] for r in splits["test"]]
         analysis = scoring.copy_analysis(outputs, seen)
-        copy = {"closest_share": analysis["closest_share"], "novel_share_mean": analysis["novel_share_mean"]}
+        copy = {
+            "closest_share": analysis["closest_share"],
+            "novel_share_mean": analysis["novel_share_mean"],
+        }
     return {
         "copy": copy,
         "outputs": outputs,
@@ -259,36 +303,59 @@ def run_experiment(
     world = world_of(model)
     langs = needed_langs(config, world)
     seeds = [derive_seed(config.seed, "mufu-experiment", s) for s in range(config.seeds)]
-    prep_cfg = {"model": model, "langs": langs, "sizes": [config.n_train, config.n_valid, config.n_test], "gen_batch": config.gen_batch}
+    prep_cfg = {
+        "model": model,
+        "langs": langs,
+        "sizes": [config.n_train, config.n_valid, config.n_test],
+        "gen_batch": config.gen_batch,
+    }
     prep = run_tasks(
         [Task(prepare_seed, prep_cfg, s, f"seed {i} teacher") for i, s in enumerate(seeds)],
-        execution, command="mufu experiment prepare", on_done=on_done,
+        execution,
+        command="mufu experiment prepare",
+        on_done=on_done,
     )
     arms = config.all_arms()
     tasks = []
     for i, (s, data) in enumerate(zip(seeds, prep.results, strict=True)):
         for arm in arms:
-            cfg = {"model": model, "spec": arm_spec(arm, config, world), "data": data,
-                   "finetune": asdict(config.finetune), "gen_batch": config.gen_batch}
+            cfg = {
+                "model": model,
+                "spec": arm_spec(arm, config, world),
+                "data": data,
+                "finetune": asdict(config.finetune),
+                "gen_batch": config.gen_batch,
+            }
             tasks.append(Task(train_arm, cfg, derive_seed(s, "arm"), f"seed {i} {arm}"))
     trained = run_tasks(tasks, execution, command="mufu experiment train", on_done=on_done)
     if outcomes is not None:
         outcomes.extend([prep, trained])
-    per = {arm: [trained.results[i * len(arms) + a] for i in range(len(seeds))] for a, arm in enumerate(arms)}
+    per = {
+        arm: [trained.results[i * len(arms) + a] for i in range(len(seeds))]
+        for a, arm in enumerate(arms)
+    }
     return assemble(config, world, seeds, prep.results, per)
 
 
 def assemble(config: ExperimentConfig, world: World, seeds, prepared, per: dict) -> dict:
-    stats = {arm: [np.asarray(r["stats"], dtype=np.int64) for r in runs] for arm, runs in per.items()}
+    stats = {
+        arm: [np.asarray(r["stats"], dtype=np.int64) for r in runs] for arm, runs in per.items()
+    }
     stats["teacher"] = [
-        chrf.segment_statistics([r["draft"] for r in d["test"]], [r["target"] for r in d["test"]]) for d in prepared
+        chrf.segment_statistics([r["draft"] for r in d["test"]], [r["target"] for r in d["test"]])
+        for d in prepared
     ]
-    chrf_arm = {arm: _mean_per_seed([experiment_stats.corpus_chrf(s) for s in runs]) for arm, runs in stats.items()}
+    chrf_arm = {
+        arm: _mean_per_seed([experiment_stats.corpus_chrf(s) for s in runs])
+        for arm, runs in stats.items()
+    }
     boot_seed = derive_seed(config.seed, "mufu-bootstrap")
     gains = {}
     for name, (a, b) in experiment_stats.GAINS.items():
         if a in stats and b in stats:
-            gains[name] = experiment_stats.gain(stats, a, b, config.n_boot, derive_seed(boot_seed, name))
+            gains[name] = experiment_stats.gain(
+                stats, a, b, config.n_boot, derive_seed(boot_seed, name)
+            )
         else:
             gains[name] = None
     budgets = {arm: Budget(**runs[0]["budget"]) for arm, runs in per.items()}
@@ -307,22 +374,41 @@ def assemble(config: ExperimentConfig, world: World, seeds, prepared, per: dict)
         "conditions": passed,
         "passed": all(passed.values()),
         "verdict": experiment_stats.verdict(gains, passed),
-        "budget": {arm: {**asdict(budgets[arm]), "tokens": per[arm][0]["tokens"], "answer_tokens": per[arm][0]["answer_tokens"]} for arm in per},
+        "budget": {
+            arm: {
+                **asdict(budgets[arm]),
+                "tokens": per[arm][0]["tokens"],
+                "answer_tokens": per[arm][0]["answer_tokens"],
+            }
+            for arm in per
+        },
         "budget_equal": True,
         "aux_langs": arm_spec("mufu", config, world)["aux"],
         "unrelated_langs": arm_spec("unrelated", config, world)["aux"],
         "seeds": seeds,
-        "teacher_chrf_by_lang": {lang: float(np.mean([p["teacher_chrf"][lang] for p in prepared])) for lang in prepared[0]["teacher_chrf"]},
+        "teacher_chrf_by_lang": {
+            lang: float(np.mean([p["teacher_chrf"][lang] for p in prepared]))
+            for lang in prepared[0]["teacher_chrf"]
+        },
         "best_epoch": {arm: [r["best_epoch"] for r in runs] for arm, runs in per.items()},
         "validation": {arm: [r["history"] for r in runs] for arm, runs in per.items()},
         "copy": _copy_summary(per),
-        "distances": {lang: round(d, 4) for lang, d in sorted(world.distances[TARGET].items(), key=lambda x: x[1])},
+        "distances": {
+            lang: round(d, 4)
+            for lang, d in sorted(world.distances[TARGET].items(), key=lambda x: x[1])
+        },
         "sizes": {"train": config.n_train, "valid": config.n_valid, "test": config.n_test},
     }
     grid = [k for k in config.k_grid]
     if grid:
         results["gain_vs_k"] = {
-            str(k): experiment_stats.gain(stats, "mufu" if k == config.k else f"mufu_k{k}", "plain", config.n_boot, derive_seed(boot_seed, "k", k))
+            str(k): experiment_stats.gain(
+                stats,
+                "mufu" if k == config.k else f"mufu_k{k}",
+                "plain",
+                config.n_boot,
+                derive_seed(boot_seed, "k", k),
+            )
             for k in sorted(set(grid))
         }
     results["headline"] = experiment_stats.headline(results)
@@ -342,7 +428,9 @@ def _copy_summary(per: dict) -> dict:
             continue
         names = list(runs[0]["copy"]["closest_share"])
         out[arm] = {
-            "closest_share": {n: float(np.mean([r["copy"]["closest_share"][n] for r in runs])) for n in names},
+            "closest_share": {
+                n: float(np.mean([r["copy"]["closest_share"][n] for r in runs])) for n in names
+            },
             "novel_share_mean": float(np.mean([r["copy"]["novel_share_mean"] for r in runs])),
         }
     return out

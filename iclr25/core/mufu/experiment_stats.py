@@ -35,7 +35,8 @@ GAINS = {
 CONDITIONS = {
     "mufu_beats_plain": "lower bound of mufu − plain > 0",
     "mufu_beats_teacher": "lower bound of mufu − teacher > 0",
-    "shuffled_control": "shuffled − plain ≤ ½ (mufu − plain) and lower bound of mufu − shuffled > 0",
+    "shuffled_control": "shuffled − plain ≤ ½ (mufu − plain) and "
+    "lower bound of mufu − shuffled > 0",
 }
 
 
@@ -49,7 +50,9 @@ def _scores(sums: np.ndarray) -> np.ndarray:
     return np.array([compute(row).score for row in sums.tolist()])
 
 
-def gain(stats: Mapping[str, list[np.ndarray]], a: str, b: str, n_boot: int, seed: int, device="cpu") -> dict:
+def gain(
+    stats: Mapping[str, list[np.ndarray]], a: str, b: str, n_boot: int, seed: int, device="cpu"
+) -> dict:
     """Mean over seeds of chrF_a − chrF_b and its two-level bootstrap 95 % interval."""
     sa, sb = stats[a], stats[b]
     per_seed = [corpus_chrf(x) - corpus_chrf(y) for x, y in zip(sa, sb, strict=True)]

@@ -149,7 +149,13 @@ def finetune(
     result = FinetuneResult(model, budget)
     if config.validate_before and valid_prompts:
         model.eval()
-        result.history.append({"epoch": 0, "loss": None, "valid_chrf": validation_chrf(student, valid_prompts, valid_refs, config)})
+        result.history.append(
+            {
+                "epoch": 0,
+                "loss": None,
+                "valid_chrf": validation_chrf(student, valid_prompts, valid_refs, config),
+            }
+        )
     best_state, step = None, 0
     pad = loaded.tokenizer.pad_token_id
     for epoch in range(1, config.epochs + 1):
@@ -173,7 +179,11 @@ def finetune(
             if on_step is not None:
                 on_step(1)
         model.eval()
-        score = validation_chrf(student, valid_prompts, valid_refs, config) if valid_prompts else float("nan")
+        score = (
+            validation_chrf(student, valid_prompts, valid_refs, config)
+            if valid_prompts
+            else float("nan")
+        )
         result.history.append({"epoch": epoch, "loss": float(np.mean(losses)), "valid_chrf": score})
         if best_state is None or not valid_prompts or score > result.best_valid_chrf:
             result.best_epoch, result.best_valid_chrf = epoch, score

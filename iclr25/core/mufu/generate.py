@@ -31,7 +31,9 @@ def _first_line(text: str) -> str:
     return text.split("\n", 1)[0].strip()
 
 
-def check_lengths(loaded: Loaded, lengths: Sequence[int], max_new_tokens: int, k: int | None) -> None:
+def check_lengths(
+    loaded: Loaded, lengths: Sequence[int], max_new_tokens: int, k: int | None
+) -> None:
     """An input error when the longest prompt plus the answer exceeds the model's positions."""
     limit = loaded.max_positions
     if limit is None or not lengths:

@@ -105,7 +105,8 @@ def nearest(target: str, pool: Sequence[str], k: int) -> list[str]:
         raise UsageError(f"--k {k} must be at least 1", "use --k 1 or more")
     if k > len(pool):
         raise UsageError(
-            f"--k {k} is larger than the {len(pool)} languages available ({', '.join(pool) or 'none'})",
+            f"--k {k} is larger than the {len(pool)} languages available "
+            f"({', '.join(pool) or 'none'})",
             f"use --k {len(pool)} or fewer, or widen the pool",
         )
     if is_world([target, *pool]):
@@ -127,7 +128,10 @@ def parse_aux(value: str, target: str, pool: Sequence[str], k: int) -> list[str]
     if not langs:
         raise UsageError("--aux-langs is empty", "give auto, all or a comma-separated list")
     if target in langs:
-        raise UsageError(f"the target language {target!r} is among the auxiliary languages", "remove it from --aux-langs")
+        raise UsageError(
+            f"the target language {target!r} is among the auxiliary languages",
+            "remove it from --aux-langs",
+        )
     if len(set(langs)) != len(langs):
         raise UsageError(f"--aux-langs repeats a language: {value}", "name each language once")
     return langs

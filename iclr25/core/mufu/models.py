@@ -41,7 +41,15 @@ class Loaded:
 def resolve(path: str | Path, allow_download: bool = False) -> str:
     """The model folder (``bundled`` → the embedded model); a hub id only with downloads."""
     if str(path) == BUNDLED:
-        return str(bundled_path())
+        where = bundled_path()
+        if not (where / "config.json").exists():
+            raise InputError(
+                f"the embedded model is not built in this installation "
+                f"({where} has no config.json)",
+                "build it with `python scripts/train_mufu_model.py` (about 30 CPU minutes), "
+                "or pass a local model folder",
+            )
+        return str(where)
     p = Path(path)
     if p.exists():
         if not p.is_dir() or not (p / "config.json").exists():
@@ -78,7 +86,9 @@ def load(
             where, local_files_only=local, trust_remote_code=trust_remote_code
         )
     except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read the model config at {path}: {_first_line(exc)}", _fix()) from None
+        raise InputError(
+            f"cannot read the model config at {path}: {_first_line(exc)}", _fix()
+        ) from None
     kind = "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
     if kind not in kinds:
         wanted = " or ".join(kinds)

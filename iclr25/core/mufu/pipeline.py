@@ -41,7 +41,9 @@ def saved_prompt(model_path: str | None) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def resolve_spec(opts: PromptOptions, rows: Sequence[dict], saved: dict, pool: Sequence[str] | None = None) -> PromptSpec:
+def resolve_spec(
+    opts: PromptOptions, rows: Sequence[dict], saved: dict, pool: Sequence[str] | None = None
+) -> PromptSpec:
     """The PromptSpec for ``rows``: options, then the model's saved prompt, then defaults."""
     fmt = opts.format or saved.get("format", "mufu")
     target = opts.target_lang or saved.get("target_lang", "tel")
@@ -83,7 +85,10 @@ def shuffle_candidates(rows: list[dict], spec: PromptSpec, seed: int) -> list[di
     from iclr25.core.mufu.experiment import derangement
 
     perm = derangement(len(rows), seed)
-    return [{**r, **{f"cand.{a}": rows[perm[i]][f"cand.{a}"] for a in spec.aux_langs}} for i, r in enumerate(rows)]
+    return [
+        {**r, **{f"cand.{a}": rows[perm[i]][f"cand.{a}"] for a in spec.aux_langs}}
+        for i, r in enumerate(rows)
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -116,7 +121,9 @@ def run_candidates(cfg: CandidatesConfig, on_batch: Callable[[int], None] | None
         from iclr25 import atomic
 
         atomic.refuse_existing(Path(cfg.save), cfg.overwrite)
-    teacher = load(cfg.teacher, allow_download=cfg.allow_download, trust_remote_code=cfg.trust_remote_code)
+    teacher = load(
+        cfg.teacher, allow_download=cfg.allow_download, trust_remote_code=cfg.trust_remote_code
+    )
     saved = saved_prompt(teacher.path)
     pool = list(cfg.pool) or _teacher_pool(teacher, saved)
     aux = langs.parse_aux(cfg.aux_langs, cfg.target_lang, pool, cfg.k)
@@ -124,11 +131,32 @@ def run_candidates(cfg: CandidatesConfig, on_batch: Callable[[int], None] | None
     outputs: dict[str, list[str]] = {}
     for lang in [cfg.target_lang, *aux]:
         if teacher.kind == "seq2seq":
-            outputs[lang] = generate_seq2seq(teacher, [r["source"] for r in rows], lang, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size, on_batch=on_batch)
+            outputs[lang] = generate_seq2seq(
+                teacher,
+                [r["source"] for r in rows],
+                lang,
+                max_new_tokens=cfg.max_new_tokens,
+                batch_size=cfg.batch_size,
+                on_batch=on_batch,
+            )
         else:
-            spec = PromptSpec("plain", lang, (), saved.get("plain_template"), None, saved.get("source_lang", "src"), names)
+            spec = PromptSpec(
+                "plain",
+                lang,
+                (),
+                saved.get("plain_template"),
+                None,
+                saved.get("source_lang", "src"),
+                names,
+            )
             prompts = [render(r, spec) for r in rows]
-            outputs[lang] = generate_causal(teacher, prompts, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size, on_batch=on_batch)
+            outputs[lang] = generate_causal(
+                teacher,
+                prompts,
+                max_new_tokens=cfg.max_new_tokens,
+                batch_size=cfg.batch_size,
+                on_batch=on_batch,
+            )
     out_rows = []
     for i, r in enumerate(rows):
         new = {k: v for k, v in r.items() if k != "_line"}
@@ -143,13 +171,17 @@ def run_candidates(cfg: CandidatesConfig, on_batch: Callable[[int], None] | None
         "n": len(rows),
         "target_lang": cfg.target_lang,
         "aux_langs": aux,
-        "distances": {a: round(d, 4) for a, d in langs.distances(cfg.target_lang, aux).items()} if cfg.aux_langs == "auto" else None,
+        "distances": {a: round(d, 4) for a, d in langs.distances(cfg.target_lang, aux).items()}
+        if cfg.aux_langs == "auto"
+        else None,
         "teacher": {"path": teacher.path, "kind": teacher.kind},
         "saved_to": str(cfg.save) if cfg.save else None,
         "rows": out_rows if cfg.save is None else None,
     }
     if all("target" in r for r in rows):
-        results["draft_chrf"] = chrf.score(chrf.segment_statistics(outputs[cfg.target_lang], [r["target"] for r in rows]))
+        results["draft_chrf"] = chrf.score(
+            chrf.segment_statistics(outputs[cfg.target_lang], [r["target"] for r in rows])
+        )
     return results
 
 
@@ -169,17 +201,27 @@ def _teacher_pool(teacher, saved: dict) -> list[str]:
 # ---------------------------------------------------------------------------------------
 # prompt
 # ---------------------------------------------------------------------------------------
-def run_prompt(path: Path, opts: PromptOptions, shuffle: bool, seed: int, model: str | None = None) -> dict:
+def run_prompt(
+    path: Path, opts: PromptOptions, shuffle: bool, seed: int, model: str | None = None
+) -> dict:
     rows = data.read_rows(path, ("source",))
     saved = saved_prompt(_model_path(model))
     spec = resolve_spec(opts, rows, saved)
     check_columns(rows, spec, str(path))
     if shuffle:
         if spec.format != "mufu":
-            raise UsageError("--shuffle-aux needs --format mufu", "drop --shuffle-aux or use --format mufu")
+            raise UsageError(
+                "--shuffle-aux needs --format mufu", "drop --shuffle-aux or use --format mufu"
+            )
         rows = shuffle_candidates(rows, spec, seed)
     prompts = [render(r, spec) for r in rows]
-    return {"n": len(prompts), "prompt": spec_dict(spec), "shuffled": shuffle, "prompts": prompts, "targets": [r.get("target") for r in rows]}
+    return {
+        "n": len(prompts),
+        "prompt": spec_dict(spec),
+        "shuffled": shuffle,
+        "prompts": prompts,
+        "targets": [r.get("target") for r in rows],
+    }
 
 
 def _model_path(model: str | None) -> str | None:
@@ -217,7 +259,9 @@ def check_fit(loaded, prompts: Sequence[str], answers: Sequence[str], k: int | N
     longest = max(len(ids) for ids in enc.input_ids)
     if longest > limit:
         hint = f"use a smaller --k (now {k})" if k else "use shorter sentences"
-        raise InputError(f"a training example of {longest} tokens exceeds the model's {limit} positions", hint)
+        raise InputError(
+            f"a training example of {longest} tokens exceeds the model's {limit} positions", hint
+        )
 
 
 def run_finetune(job: FinetuneJob, on_step: Callable[[int], None] | None = None) -> dict:
@@ -228,7 +272,12 @@ def run_finetune(job: FinetuneJob, on_step: Callable[[int], None] | None = None)
     atomic.refuse_existing(Path(job.save), job.overwrite)
     train = data.read_rows(job.data, ("source", "target"))
     valid = data.read_rows(job.valid, ("source", "target")) if job.valid is not None else []
-    loaded = load(job.model, kinds=("causal",), allow_download=job.allow_download, trust_remote_code=job.trust_remote_code)
+    loaded = load(
+        job.model,
+        kinds=("causal",),
+        allow_download=job.allow_download,
+        trust_remote_code=job.trust_remote_code,
+    )
     saved = saved_prompt(loaded.path)
     spec = resolve_spec(job.prompt, train, saved)
     check_columns(train, spec, str(job.data))
@@ -238,12 +287,16 @@ def run_finetune(job: FinetuneJob, on_step: Callable[[int], None] | None = None)
     k = len(spec.aux_langs) or None
     check_fit(loaded, prompts, answers, k)
     v_prompts = [render(r, spec) for r in valid]
-    result = finetune(loaded, prompts, answers, v_prompts, [r["target"] for r in valid], job.finetune, on_step)
+    result = finetune(
+        loaded, prompts, answers, v_prompts, [r["target"] for r in valid], job.finetune, on_step
+    )
     prompt_file = {**saved, **spec_dict(spec)}
     with atomic.staged_dir(Path(job.save), overwrite=job.overwrite) as staging:
         result.model.save_pretrained(staging)
         loaded.tokenizer.save_pretrained(staging)
-        (staging / PROMPT_FILE).write_text(json.dumps(prompt_file, indent=2, ensure_ascii=False) + "\n")
+        (staging / PROMPT_FILE).write_text(
+            json.dumps(prompt_file, indent=2, ensure_ascii=False) + "\n"
+        )
         for extra in ("world.json",):
             src = Path(loaded.path) / extra
             if src.exists():
@@ -281,11 +334,23 @@ def run_translate(cfg: TranslateConfig, on_batch: Callable[[int], None] | None =
     from iclr25.core.mufu.models import load
 
     rows = data.read_rows(cfg.data, ("source",))
-    loaded = load(cfg.model, kinds=("causal",), allow_download=cfg.allow_download, trust_remote_code=cfg.trust_remote_code)
+    loaded = load(
+        cfg.model,
+        kinds=("causal",),
+        allow_download=cfg.allow_download,
+        trust_remote_code=cfg.trust_remote_code,
+    )
     spec = resolve_spec(cfg.prompt, rows, saved_prompt(loaded.path))
     check_columns(rows, spec, str(cfg.data))
     prompts = [render(r, spec) for r in rows]
-    hyps = generate_causal(loaded, prompts, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size, k=len(spec.aux_langs) or None, on_batch=on_batch)
+    hyps = generate_causal(
+        loaded,
+        prompts,
+        max_new_tokens=cfg.max_new_tokens,
+        batch_size=cfg.batch_size,
+        k=len(spec.aux_langs) or None,
+        on_batch=on_batch,
+    )
     results = {"n": len(hyps), "prompt": spec_dict(spec), "model": loaded.path, "hypotheses": hyps}
     if all(r.get("target") for r in rows) or all("target" in r for r in rows):
         scored = scoring.corpus(hyps, [r["target"] for r in rows], cfg.device)
@@ -310,21 +375,44 @@ def run_score(cfg: ScoreConfig) -> dict:
     hyps = data.read_lines(cfg.hyp, "hypotheses")
     refs = data.read_lines(cfg.ref, "references")
     if len(hyps) != len(refs):
-        raise InputError(f"{cfg.hyp} has {len(hyps)} lines but {cfg.ref} has {len(refs)}", "give one hypothesis per reference line")
+        raise InputError(
+            f"{cfg.hyp} has {len(hyps)} lines but {cfg.ref} has {len(refs)}",
+            "give one hypothesis per reference line",
+        )
     base = None
     if cfg.baseline is not None:
         base = data.read_lines(cfg.baseline, "baseline")
         if len(base) != len(refs):
-            raise InputError(f"{cfg.baseline} has {len(base)} lines but {cfg.ref} has {len(refs)}", "give one baseline line per reference line")
+            raise InputError(
+                f"{cfg.baseline} has {len(base)} lines but {cfg.ref} has {len(refs)}",
+                "give one baseline line per reference line",
+            )
     results = scoring.corpus(hyps, refs, cfg.device)
     stats = results.pop("_stats")
-    base_stats = chrf.segment_statistics(base, refs, chrf.ChrfParams(), cfg.device) if base is not None else None
+    base_stats = (
+        chrf.segment_statistics(base, refs, chrf.ChrfParams(), cfg.device)
+        if base is not None
+        else None
+    )
     results["bootstrap"] = None
     if cfg.n_bootstrap > 0:
-        results["bootstrap"] = scoring.bootstrap(stats, base_stats, n_samples=cfg.n_bootstrap, seed=scoring.sacrebleu_seed(), device=cfg.device)
+        results["bootstrap"] = scoring.bootstrap(
+            stats,
+            base_stats,
+            n_samples=cfg.n_bootstrap,
+            seed=scoring.sacrebleu_seed(),
+            device=cfg.device,
+        )
     if base is not None:
         results["baseline_chrf"] = chrf.score(base_stats)
     return results
 
 
-__all__ = ["PromptOptions", "CandidatesConfig", "TranslateConfig", "ScoreConfig", "asdict", "replace"]
+__all__ = [
+    "PromptOptions",
+    "CandidatesConfig",
+    "TranslateConfig",
+    "ScoreConfig",
+    "asdict",
+    "replace",
+]

@@ -109,7 +109,9 @@ class ExampleStream:
         sister = w.nearest(lang, 1, pool)[0]
         row = {
             "source": self._source(sentence),
-            "draft": noisy_render(w, sentence, lang, rng.uniform(0, cfg.draft_error_max), rng, sister),
+            "draft": noisy_render(
+                w, sentence, lang, rng.uniform(0, cfg.draft_error_max), rng, sister
+            ),
         }
         for a in aux:
             row[f"cand.{a}"] = noisy_render(w, cand_sentence, a, cfg.candidate_noise, rng)
@@ -122,7 +124,9 @@ class ExampleStream:
         return " ".join(UNK if h else word for word, h in zip(words, hide, strict=True))
 
 
-def noisy_render(world: World, sentence: Sentence, lang: str, error_p: float, rng, sister=None) -> str:
+def noisy_render(
+    world: World, sentence: Sentence, lang: str, error_p: float, rng, sister=None
+) -> str:
     """``sentence`` in ``lang`` with each word wrong with probability ``error_p``: a
     sister's cognate (40 %), a random word of ``lang`` (40 %) or dropped (20 %)."""
     language = world.languages[lang]
@@ -213,8 +217,12 @@ def pretrain(
             on_step(step, float(loss))
         if step % log_every == 0 or step == config.steps - 1:
             history.append(
-                {"step": step, "loss": round(float(loss), 4), "kind": "mufu" if mufu else "plain",
-                 "cpu_s": round(time.process_time() - cpu0, 1)}
+                {
+                    "step": step,
+                    "loss": round(float(loss), 4),
+                    "kind": "mufu" if mufu else "plain",
+                    "cpu_s": round(time.process_time() - cpu0, 1),
+                }
             )
     model.eval()
     log = {

@@ -37,6 +37,7 @@ from iclr25.core.mufu.chrf import (
 
 SACREBLEU_DEFAULT_SEED = 12345
 CHECKED_RESAMPLES = 16  # resamples scored by sacrebleu's function to check f32_scores
+CHRF2 = ChrfParams()  # sacrebleu's default chrF
 
 
 def corpus(hyps: Sequence[str], refs: Sequence[str], device: str = "cpu") -> dict:
@@ -58,7 +59,7 @@ def corpus(hyps: Sequence[str], refs: Sequence[str], device: str = "cpu") -> dic
 # ---------------------------------------------------------------------------------------
 # sacrebleu's float32 scoring of resamples, vectorised
 # ---------------------------------------------------------------------------------------
-def f32_scores(sums: np.ndarray, params: ChrfParams = ChrfParams()) -> list:
+def f32_scores(sums: np.ndarray, params: ChrfParams = CHRF2) -> list:
     """sacrebleu's ``_compute_f_score`` of float32 statistics rows (R, 3*orders), as the
     list of its return values (np.float32, or the float 0.0 when it returns that)."""
     if params.eps_smoothing:
@@ -84,7 +85,7 @@ def f32_scores(sums: np.ndarray, params: ChrfParams = ChrfParams()) -> list:
     return [np.float32(v) if ok else 0.0 for v, ok in zip(out, nonzero, strict=True)]
 
 
-def resample_scores(sums: np.ndarray, params: ChrfParams = ChrfParams()) -> np.ndarray:
+def resample_scores(sums: np.ndarray, params: ChrfParams = CHRF2) -> np.ndarray:
     """Scores of integer resample sums as sacrebleu computes them from float32 sums."""
     compute = params.metric()._compute_score_from_stats
     f32 = sums.astype(np.float32)
@@ -118,7 +119,7 @@ def resample_indices(n: int, n_samples: int, seed: int | None) -> np.ndarray:
 def bootstrap(
     stats: np.ndarray,
     baseline_stats: np.ndarray | None = None,
-    params: ChrfParams = ChrfParams(),
+    params: ChrfParams = CHRF2,
     n_samples: int = 1000,
     seed: int | None = SACREBLEU_DEFAULT_SEED,
     device: str = "cpu",
@@ -152,7 +153,9 @@ def bootstrap(
         base_scores = resample_scores(bootstrap_sums(baseline_stats, idx, device), params)
         base_score = score(baseline_stats, params)
         diffs = np.abs(sys_scores - base_scores)
-        out["p_value"] = float(_compute_p_value(diffs - diffs.mean(), abs(base_score - out["score"])))
+        out["p_value"] = float(
+            _compute_p_value(diffs - diffs.mean(), abs(base_score - out["score"]))
+        )
         out["baseline_score"] = base_score
         out["baseline_mean"] = float(estimate_ci(base_scores)[0])
     return out

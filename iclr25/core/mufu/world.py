@@ -113,7 +113,9 @@ class World:
         rng = np.random.default_rng([config.seed, 7001])
         self.pos = _assign_classes(config.n_lemmas)  # (n_lemmas,) class letter
         self.class_lemmas = {c: np.flatnonzero(self.pos == c) for c in POS_SHARES}
-        self.class_probs = {c: _zipf(len(ids), config.zipf_s) for c, ids in self.class_lemmas.items()}
+        self.class_probs = {
+            c: _zipf(len(ids), config.zipf_s) for c, ids in self.class_lemmas.items()
+        }
         self.source_lexicon = _source_words(rng, config.n_lemmas)
         self.languages: dict[str, Language] = {}
         for root in ROOTS:
@@ -229,7 +231,7 @@ class World:
 # ---------------------------------------------------------------------------------------
 # Pure helpers
 # ---------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ancestors(lang: str) -> tuple[str, ...]:
     parent = {c: p for c, p, _ in TREE}
     path = [lang]
@@ -311,7 +313,9 @@ def _source_words(rng, n: int) -> tuple[str, ...]:
     for _ in range(n):
         while True:
             length = int(rng.integers(3, 7))
-            word = "".join(SOURCE_LETTERS[i] for i in rng.integers(len(SOURCE_LETTERS), size=length))
+            word = "".join(
+                SOURCE_LETTERS[i] for i in rng.integers(len(SOURCE_LETTERS), size=length)
+            )
             if word not in taken:
                 break
         taken.add(word)

@@ -16,17 +16,44 @@ from iclr25.gpu.kernels.chrf_stats.reference import (
 
 # (hypothesis, reference, sacrebleu 2.6.0 sentence chrF, chrF++, its 18 chrF statistics)
 HAND_MADE = [
-    ("the cat sat on the mat", "the cat is on the mat", 64.5779420625287, 66.36067072084818,
-     [17, 16, 15, 16, 15, 12, 15, 14, 10, 14, 13, 8, 13, 12, 6, 12, 11, 4]),
-    ("kedeñu mépa", "kedeču mäpa", 29.14021164021164, 21.85515873015873,
-     [10, 10, 8, 9, 9, 5, 8, 8, 2, 7, 7, 1, 6, 6, 0, 5, 5, 0]),
+    (
+        "the cat sat on the mat",
+        "the cat is on the mat",
+        64.5779420625287,
+        66.36067072084818,
+        [17, 16, 15, 16, 15, 12, 15, 14, 10, 14, 13, 8, 13, 12, 6, 12, 11, 4],
+    ),
+    (
+        "kedeñu mépa",
+        "kedeču mäpa",
+        29.14021164021164,
+        21.85515873015873,
+        [10, 10, 8, 9, 9, 5, 8, 8, 2, 7, 7, 1, 6, 6, 0, 5, 5, 0],
+    ),
     ("", "abc", 0.0, 0.0, [0, 3, 0, 0, 2, 0, 0, 1, 0] + [0] * 9),
     ("abc", "", 0.0, 0.0, [0] * 18),  # no reference n-gram: hypothesis counts are 0
     ("a b c", "abc", 100.0, 75.0, [3, 3, 3, 2, 2, 2, 1, 1, 1] + [0] * 9),
-    ("Hello, world!", "hello world", 46.123358414818775, 39.998489705667986,
-     [12, 10, 9, 11, 9, 7, 10, 8, 5, 9, 7, 3, 8, 6, 1, 7, 5, 0]),
-    ("नमस्ते दुनिया", "नमस्ते दुनिया", 100.0, 100.0, [12, 12, 12, 11, 11, 11, 10, 10, 10, 9, 9, 9, 8, 8, 8, 7, 7, 7]),
-    ("今天天气很好", "今天天气不错", 35.0, 30.0, [6, 6, 4, 5, 5, 3, 4, 4, 2, 3, 3, 1, 2, 2, 0, 1, 1, 0]),
+    (
+        "Hello, world!",
+        "hello world",
+        46.123358414818775,
+        39.998489705667986,
+        [12, 10, 9, 11, 9, 7, 10, 8, 5, 9, 7, 3, 8, 6, 1, 7, 5, 0],
+    ),
+    (
+        "नमस्ते दुनिया",
+        "नमस्ते दुनिया",
+        100.0,
+        100.0,
+        [12, 12, 12, 11, 11, 11, 10, 10, 10, 9, 9, 9, 8, 8, 8, 7, 7, 7],
+    ),
+    (
+        "今天天气很好",
+        "今天天气不错",
+        35.0,
+        30.0,
+        [6, 6, 4, 5, 5, 3, 4, 4, 2, 3, 3, 1, 2, 2, 0, 1, 1, 0],
+    ),
 ]
 CORPUS_CHRF, CORPUS_CHRF_PP = 60.16440362230022, 57.52796834910669  # sacrebleu, all 8 pairs
 
@@ -80,18 +107,30 @@ def test_statistics_equal_sacrebleu_on_random_unicode(pairs):
     if not pairs:
         assert segment_statistics(hyps, refs).shape == (0, 18)
         return
-    for params in (ChrfParams(), ChrfParams(word_order=2), ChrfParams(lowercase=True, whitespace=True)):
+    for params in (
+        ChrfParams(),
+        ChrfParams(word_order=2),
+        ChrfParams(lowercase=True, whitespace=True),
+    ):
         ours = segment_statistics(hyps, refs, params)
         assert np.array_equal(ours, _sacrebleu_stats(hyps, refs, params))
         metric = params.metric()
         assert score(ours, params) == metric.corpus_score(hyps, [refs]).score
 
 
-@given(st.lists(st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), max_size=60), min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), max_size=60),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_large_alphabet_rows_renumbered(texts):
     """More than 1023 distinct characters in a batch: the row-local ids path."""
     hyps, refs = texts, texts[::-1]
-    assert np.array_equal(segment_statistics(hyps, refs), _sacrebleu_stats(hyps, refs, ChrfParams()))
+    assert np.array_equal(
+        segment_statistics(hyps, refs), _sacrebleu_stats(hyps, refs, ChrfParams())
+    )
 
 
 def test_row_with_too_many_distinct_symbols_uses_the_reference():

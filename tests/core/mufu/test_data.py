@@ -9,7 +9,10 @@ from iclr25.errors import InputError, UsageError
 
 
 def test_tsv_and_jsonl_round_trip(tmp_path):
-    rows = [{"source": "A B", "target": "ka", "cand.sam": "kä"}, {"source": "C", "target": "", "cand.sam": "lo"}]
+    rows = [
+        {"source": "A B", "target": "ka", "cand.sam": "kä"},
+        {"source": "C", "target": "", "cand.sam": "lo"},
+    ]
     cols = ["source", "target", "cand.sam"]
     for name in ("d.tsv", "d.jsonl"):
         data.write_rows(tmp_path / name, rows, cols, overwrite=False)
@@ -25,7 +28,11 @@ def test_tsv_and_jsonl_round_trip(tmp_path):
         ("a.tsv", "source\ttarget\n", "no rows"),
         ("a.tsv", "target\nx\n", r"a\.tsv, line 1 \(header\): column 'source' is missing"),
         ("a.tsv", "source\ttarget\nx\n", "line 2: 1 fields but the header has 2"),
-        ("a.jsonl", '{"source": "x"}\n{"target": "y"}\n', r"a\.jsonl, line 2: column 'source' is missing"),
+        (
+            "a.jsonl",
+            '{"source": "x"}\n{"target": "y"}\n',
+            r"a\.jsonl, line 2: column 'source' is missing",
+        ),
         ("a.jsonl", '{"source": "x"}\n{oops\n', "line 2: not valid JSON"),
         ("a.csv", "source\n", "unknown data format"),
     ],

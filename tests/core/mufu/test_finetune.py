@@ -17,14 +17,20 @@ def _rows(n: int, seed: int = 0) -> list[dict]:
     w = World()
     out = []
     for s in w.sample_many(np.random.default_rng(seed), n):
-        row = {"source": w.render(s, SOURCE), "target": w.render(s, TARGET), "draft": w.render(s, "sam")}
+        row = {
+            "source": w.render(s, SOURCE),
+            "target": w.render(s, TARGET),
+            "draft": w.render(s, "sam"),
+        }
         row.update({f"cand.{a}": w.render(s, a) for a in ("sam", "ser", "dov")})
         out.append(row)
     return out
 
 
 def _prompts(rows, fmt):
-    spec = PromptSpec(fmt, TARGET, ("sam", "ser", "dov") if fmt == "mufu" else (), names=display_names())
+    spec = PromptSpec(
+        fmt, TARGET, ("sam", "ser", "dov") if fmt == "mufu" else (), names=display_names()
+    )
     return [render(r, spec) for r in rows]
 
 
@@ -34,7 +40,14 @@ def test_plain_and_mufu_share_the_budget(tiny_world_model):
     results = {}
     for fmt in ("plain", "mufu"):
         loaded = load(tiny_world_model, kinds=("causal",))
-        results[fmt] = finetune(loaded, _prompts(rows, fmt), [r["target"] for r in rows], _prompts(valid, fmt), [r["target"] for r in valid], cfg)
+        results[fmt] = finetune(
+            loaded,
+            _prompts(rows, fmt),
+            [r["target"] for r in rows],
+            _prompts(valid, fmt),
+            [r["target"] for r in valid],
+            cfg,
+        )
     budgets = {fmt: r.budget for fmt, r in results.items()}
     assert_equal_budgets(budgets)
     assert budgets["plain"] == Budget(examples=20, epochs=2, batch_size=8, steps=6, lr=1e-3)
@@ -67,7 +80,15 @@ def test_lora_trains_adapters_and_merges_them(tiny_world_model):
     import torch
 
     rows = _rows(8)
-    cfg = FinetuneConfig(epochs=1, batch_size=4, lr=1e-2, lora=True, lora_r=4, max_new_tokens=4, validate_before=False)
+    cfg = FinetuneConfig(
+        epochs=1,
+        batch_size=4,
+        lr=1e-2,
+        lora=True,
+        lora_r=4,
+        max_new_tokens=4,
+        validate_before=False,
+    )
     before = load(tiny_world_model, kinds=("causal",)).model.state_dict()
     loaded = load(tiny_world_model, kinds=("causal",))
     r = finetune(loaded, _prompts(rows, "plain"), [x["target"] for x in rows], [], [], cfg)

@@ -21,7 +21,9 @@ def test_uriel_nearest_to_acehnese_is_the_papers_group():
 
 
 def test_codes_are_normalised():
-    assert langs.iso3("fra_Latn") == "fra" and langs.iso3("fr") == "fra" and langs.iso3("swh") == "swh"
+    assert (
+        langs.iso3("fra_Latn") == "fra" and langs.iso3("fr") == "fra" and langs.iso3("swh") == "swh"
+    )
 
 
 def test_world_codes_use_the_world_table():

@@ -7,7 +7,13 @@ import pytest
 from iclr25.core.mufu.prompts import PromptSpec, check_columns, mufu_prompt, plain_prompt, render
 from iclr25.errors import InputError, UsageError
 
-ROW = {"source": "ROFF FSTEU", "draft": "fu fa", "cand.sam": "cu ca", "cand.ser": "łu ła", "target": "fu fe"}
+ROW = {
+    "source": "ROFF FSTEU",
+    "draft": "fu fa",
+    "cand.sam": "cu ca",
+    "cand.ser": "łu ła",
+    "target": "fu fe",
+}
 
 
 def test_mufu_prompt_holds_source_candidates_draft_in_order():
@@ -29,7 +35,13 @@ def test_plain_prompt_has_no_candidates_and_no_draft():
 
 
 def test_custom_template_and_instruction():
-    spec = PromptSpec("mufu", "tel", ("sam",), template="{instruction}|{source}|{candidates}|{draft}|{target_lang}", instruction="Fix {target_lang}")
+    spec = PromptSpec(
+        "mufu",
+        "tel",
+        ("sam",),
+        template="{instruction}|{source}|{candidates}|{draft}|{target_lang}",
+        instruction="Fix {target_lang}",
+    )
     assert render(ROW, spec) == "Fix tel|ROFF FSTEU|sam: cu ca|fu fa|tel"
 
 
@@ -39,7 +51,10 @@ def test_custom_template_and_instruction():
         ({"format": "mufu", "aux_langs": ("tel",)}, "among the auxiliary"),
         ({"format": "mufu", "aux_langs": ()}, "needs auxiliary"),
         ({"format": "nope", "aux_langs": ("sam",)}, "unknown"),
-        ({"format": "mufu", "aux_langs": ("sam",), "template": "{source} {target_lang}"}, "needs the field"),
+        (
+            {"format": "mufu", "aux_langs": ("sam",), "template": "{source} {target_lang}"},
+            "needs the field",
+        ),
         ({"format": "plain", "template": "{source} {bogus} {target_lang}"}, "unknown field"),
         ({"format": "plain", "template": "{source {target_lang}"}, "not a valid format"),
     ],

@@ -11,7 +11,10 @@ from iclr25.core.mufu import sft
 def test_prompt_positions_get_no_loss_gradient(tiny_world_model):
     tok = AutoTokenizer.from_pretrained(tiny_world_model)
     model = AutoModelForCausalLM.from_pretrained(tiny_world_model)
-    prompts = ["Translate into Tel.\nSrc: ROFF\nTel:", "Translate into Tel.\nSrc: ROFF FSTEU TGBLGV\nTel:"]
+    prompts = [
+        "Translate into Tel.\nSrc: ROFF\nTel:",
+        "Translate into Tel.\nSrc: ROFF FSTEU TGBLGV\nTel:",
+    ]
     answers = ["fu fa", "fu"]
     enc = sft.encode(tok, prompts, answers)
     ids, mask, labels = sft.collate(enc, [0, 1], tok.pad_token_id)
@@ -25,7 +28,9 @@ def test_prompt_positions_get_no_loss_gradient(tiny_world_model):
         assert torch.all(grad[b, : p - 1] == 0), "a prompt token was trained on"
         assert torch.all(grad[b, p - 1 : n - 1] > 0), "an answer token got no loss"
         assert torch.all(grad[b, n - 1 :] == 0), "eos or padding predicted something"
-    assert enc.answer_tokens() == sum(len(tok(" " + a, add_special_tokens=False)["input_ids"]) + 1 for a in answers)
+    assert enc.answer_tokens() == sum(
+        len(tok(" " + a, add_special_tokens=False)["input_ids"]) + 1 for a in answers
+    )
 
 
 def test_labels_mask_prompt_and_padding(tiny_world_model):

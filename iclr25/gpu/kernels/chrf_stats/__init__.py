@@ -99,7 +99,9 @@ def match_counts_cuda(hyp, hyp_len, ref, ref_len, orders: int, covered: bool = F
     return (match, cover) if covered else match
 
 
-def match_counts(hyp, hyp_len, ref, ref_len, orders: int, covered: bool = False, device: str = "cpu"):
+def match_counts(
+    hyp, hyp_len, ref, ref_len, orders: int, covered: bool = False, device: str = "cpu"
+):
     """Per-pair n-gram match (and covered) counts, (n, orders) int64, on ``device``."""
     if device == "cuda":
         return match_counts_cuda(hyp, hyp_len, ref, ref_len, orders, covered)
