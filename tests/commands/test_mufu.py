@@ -270,3 +270,34 @@ def test_finetune_lora_then_translate(cli, data_tsv, world_model, tmp_path):
 def test_missing_model_is_exit_2(cli, data_tsv, tmp_path):
     missing = cli("mufu", "translate", "--data", data_tsv, "--model", tmp_path / "nope")
     assert missing.returncode == 2 and "does not exist" in error_line(missing.stderr)
+
+
+def test_bundled_model_not_built_is_exit_2_with_the_fix(cli, data_tsv):
+    from iclr25.core.mufu.models import bundled_path
+
+    if (bundled_path() / "config.json").exists():
+        pytest.skip("the embedded model is built in this checkout")
+    for args in (("translate", "--data", data_tsv), ("experiment", "--quick")):
+        result = cli("mufu", *args)
+        assert result.returncode == 2, result
+        assert "not built" in error_line(result.stderr) and "train_mufu_model.py" in result.stderr
+
+
+def test_demo_headlines_say_whether_the_difference_is_significant():
+    from iclr25.commands.mufu_views import headline
+
+    boot = {"ci95": [60.0, 70.0], "p_value": 0.2, "n_samples": 1000, "seed": 12345, "mean": 65.0}
+    doc = {
+        "results": {
+            "chrf": 65.0,
+            "chrf_pp": 63.0,
+            "n": 50,
+            "bootstrap": boot,
+            "baseline_chrf": 64.0,
+        }
+    }
+    assert headline(doc) == (
+        "chrF 65.0 (95% [60.0, 70.0]) vs baseline 64.0: +1.0, p = 0.200 (no significant difference)"
+    )
+    boot["p_value"] = 0.001
+    assert headline(doc).endswith("(significant at 0.05)")
