@@ -102,6 +102,7 @@ def render_sweep(console, results) -> None:
         console.print(
             f"fit over {results['fit_horizons']} (past exploration); over all horizons: {every:.3f}"
         )
+    console.print(f"verdict: {results['verdict']}")
     batches = results["batches"]
     if batches is not None:
         console.print(

@@ -131,8 +131,23 @@ def run_sweep(
         "batches_needed_for_claim": batches_for_exponent(claimed) if batched else None,
         "claimed_regret": info.claimed_regret,
         "guarantee_claim": info.guarantee,
+        "hypothesis": f"worst-case regret grows like T^{claimed:.4g} (the paper's rate)",
+        "pass_condition": "the claimed exponent lies in the 95% interval of the fit past "
+        "exploration",
+        "verdict": exponent_verdict(fit, claimed),
         **guarantee_summary(results),
     }, outcome
+
+
+def exponent_verdict(fit: dict, claimed: float) -> str:
+    """Where the claimed exponent sits against the fitted interval (the pass condition)."""
+    ci = fit.get("fitted_exponent_ci95")
+    if ci is None:
+        return "no verdict: fewer than 3 horizons past the exploration phase"
+    if ci[0] <= claimed <= ci[1]:
+        return "consistent with the claimed exponent"
+    side = "above" if ci[0] > claimed else "below"
+    return f"the measured exponent is {side} the claimed one (interval {ci[0]:.3f}..{ci[1]:.3f})"
 
 
 def _uniform_regret(cell: dict) -> float:
