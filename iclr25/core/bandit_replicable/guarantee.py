@@ -23,9 +23,14 @@ both sides with exact binomial (Clopper–Pearson) bounds, each at one-sided con
 Outcome: ``held`` when ℓ̄ ≤ ℓ (the mass outside a list of ℓ traces is ≤ δ at 95%),
 ``violated`` when ℓ̲ > ℓ (every list of ℓ traces misses more than δ at 95%), otherwise
 ``untestable``: N executions cannot decide, and :func:`runs_needed` says about how many
-would, if the shares observed here persisted. "Held" is never reported without evidence:
-with ℓ ≥ N the old check (fewest traces covering 1-δ ≤ ℓ) could not fail; this one says
-``untestable`` unless the executions concentrate on few traces.
+would, simulating the test on the population these executions suggest (observed shares
+plus a Good–Turing / Chao1 estimate of the traces not seen yet). "Held" is never reported
+without evidence: with ℓ ≥ N the old check (fewest traces covering 1-δ ≤ ℓ) could not
+fail; this one says ``untestable`` unless the executions concentrate on few traces.
+
+Both bounds are computed through the Clopper–Pearson duality — CP_upper(x, n) ≤ δ iff
+P(Bin(n, δ) ≤ x) ≤ α, and CP_lower(y, N) > δ iff P(Bin(N, δ) ≥ y) < α — as one
+binomial quantile per sample size, not one beta quantile per m.
 
 δ = 0 (ETC's (k, 0) claim): more than ℓ distinct traces is a violation outright (any list
 of ℓ misses a trace that occurred); "held" then tests the weaker (ℓ, δ_test) claim at the
@@ -44,7 +49,8 @@ import numpy as np
 from iclr25.core.bandit_replicable.traces import partition
 
 ALPHA = 0.05  # one-sided: each bound holds with probability ≥ 95%
-MAX_RUNS_NEEDED = 10**12  # beyond this a projected run count is reported as None
+MAX_RUNS_NEEDED = 2_000_000  # beyond this a projected run count is reported as None
+PROJECTION_REPLICATES = 12  # simulated run sets per candidate count in runs_needed
 OUTCOMES = ("held", "violated", "untestable")
 
 
@@ -67,6 +73,34 @@ def cp_lower(x, n, alpha: float = ALPHA):
     inside = (n > 0) & (x > 0)
     a, b = np.where(inside, x, 1.0), np.where(inside, n - x + 1, 1.0)
     return np.where(inside, stats.beta.ppf(alpha, a, b), 0.0)
+
+
+def most_outside_for_upper(n: int, delta: float, alpha: float = ALPHA) -> int:
+    """The largest x with CP_upper(x, n) ≤ δ, i.e. P(Bin(n, δ) ≤ x) ≤ α (-1: none)."""
+    from scipy import stats
+
+    if n <= 0:
+        return -1
+    x = int(stats.binom.ppf(alpha, n, delta))  # smallest x with cdf ≥ α
+    while x >= 0 and stats.binom.cdf(x, n, delta) > alpha:
+        x -= 1
+    while stats.binom.cdf(x + 1, n, delta) <= alpha:
+        x += 1
+    return x
+
+
+def fewest_outside_for_lower(n: int, delta: float, alpha: float = ALPHA) -> int:
+    """The smallest y with CP_lower(y, n) > δ, i.e. P(Bin(n, δ) ≥ y) < α (n + 1: none)."""
+    from scipy import stats
+
+    if n <= 0:
+        return 1
+    y = max(1, int(stats.binom.isf(alpha, n, delta)))
+    while y > 1 and stats.binom.sf(y - 2, n, delta) < alpha:  # P(X ≥ y-1) = sf(y-2)
+        y -= 1
+    while y <= n and stats.binom.sf(y - 1, n, delta) >= alpha:
+        y += 1
+    return y
 
 
 @dataclass(frozen=True)
@@ -103,8 +137,8 @@ def list_size_bounds(keys: np.ndarray, delta: float, alpha: float = ALPHA) -> Li
     outside_test = test_rank.size - np.searchsorted(test_rank, m, side="left")  # (M+1,) X_m
     all_counts = np.sort(np.bincount(labels, minlength=distinct))[::-1]
     outside_all = runs - np.concatenate([[0], np.cumsum(all_counts)])  # (D+1,) Y_m
-    upper_ok = np.flatnonzero(cp_upper(outside_test, runs - n_sel, alpha) <= delta)
-    rejected = np.flatnonzero(cp_lower(outside_all, runs, alpha) > delta)
+    upper_ok = np.flatnonzero(outside_test <= most_outside_for_upper(runs - n_sel, delta, alpha))
+    rejected = np.flatnonzero(outside_all >= fewest_outside_for_lower(runs, delta, alpha))
     covering = 0
     if runs:
         covering = int(np.searchsorted(-outside_all, -delta * runs * (1 + 1e-12), side="left"))
@@ -164,11 +198,12 @@ def check_guarantee(
     delta_claimed: float,
     delta_tested: float | None = None,
     alpha: float = ALPHA,
+    project: bool = True,
 ) -> GuaranteeCheck:
     """Test the (list_bound, delta_claimed) claim on executions ``keys`` (module docstring).
 
     ``delta_tested``: the δ the binomial test uses (defaults to the claim's; for a δ = 0
-    claim pass the run's δ)."""
+    claim pass the run's δ). ``project``: estimate :func:`runs_needed` when untestable."""
     delta = delta_claimed if delta_tested is None else delta_tested
     bounds = list_size_bounds(keys, delta, alpha)
     ell = int(list_bound)
@@ -190,9 +225,8 @@ def check_guarantee(
         outcome = "untestable"
         reason = _untestable_reason(bounds, ell, delta, upper, lower)
     needed = None
-    if outcome == "untestable":
-        share = x_test / bounds.test_runs if bounds.test_runs else 1.0
-        needed = runs_needed(share, ell, delta, alpha)
+    if outcome == "untestable" and project:
+        needed = runs_needed(keys, ell, delta_claimed, delta, alpha)
     return GuaranteeCheck(
         outcome, ell, delta_claimed, delta, 1 - alpha, bounds, upper, lower, needed, reason
     )
@@ -210,37 +244,70 @@ def _untestable_reason(bounds, ell, delta, upper, lower) -> str:
     )
 
 
-def runs_needed(share: float, list_bound: int, delta: float, alpha: float = ALPHA) -> int | None:
-    """About how many runs would decide, if a list of ``list_bound`` traces chosen from
-    half of them missed a ``share`` of the other half (as observed): ``held`` needs
-    CP_upper(share·n, n) ≤ δ on a test half of n; ``violated`` needs
-    CP_lower(min(share·N, N - ℓ), N) > δ (at most N - ℓ executions lie outside the ℓ most
-    frequent traces). None at share = δ or beyond :data:`MAX_RUNS_NEEDED`."""
-    if share < delta:
-        n = _smallest(lambda n: float(cp_upper(share * n, n, alpha)) <= delta)
-        return None if n is None else 2 * n
-    if share > delta:
+def runs_needed(
+    keys: np.ndarray,
+    list_bound: int,
+    delta_claimed: float,
+    delta_tested: float,
+    alpha: float = ALPHA,
+) -> int | None:
+    """About how many runs would decide the test if the population were as these runs
+    suggest: the observed traces with their shares, plus the Good–Turing unseen mass
+    (singletons / N) spread evenly over Chao1's estimate of the unseen traces
+    (f1²/(2 f2), or f1(f1-1)/2 without doubletons). The smallest N (doubling, then
+    bisection) at which at least half of :data:`PROJECTION_REPLICATES` simulated sets of
+    N runs reach ``held`` or ``violated``; None beyond :data:`MAX_RUNS_NEEDED`."""
+    model = _Population.estimate(keys)
 
-        def decides(n: int) -> bool:
-            return float(cp_lower(min(share * n, max(n - list_bound, 0)), n, alpha)) > delta
+    def decides(n: int) -> bool:
+        rng = np.random.default_rng([0x5EED, n])  # common numbers per n: a stable search
+        done = 0
+        for _ in range(PROJECTION_REPLICATES):
+            sample = model.draw(n, rng)
+            check = check_guarantee(
+                sample, list_bound, delta_claimed, delta_tested, alpha, project=False
+            )
+            done += check.outcome != "untestable"
+        return 2 * done >= PROJECTION_REPLICATES
 
-        return _smallest(decides, start=list_bound + 1)
-    return None
+    return _smallest(decides, start=max(2, 2 * len(keys)))
+
+
+@dataclass(frozen=True)
+class _Population:
+    """Trace probabilities estimated from one sample (see :func:`runs_needed`)."""
+
+    shares: np.ndarray  # (D,) observed traces' shares of the seen mass
+    unseen_mass: float  # m0 = f1 / N
+    unseen_traces: int  # F, Chao1
+
+    @classmethod
+    def estimate(cls, keys: np.ndarray) -> _Population:
+        labels = partition(keys)
+        counts = np.bincount(labels).astype(np.float64)
+        f1, f2 = int((counts == 1).sum()), int((counts == 2).sum())
+        unseen = f1 * f1 / (2.0 * f2) if f2 else f1 * (f1 - 1) / 2.0
+        return cls(counts / counts.sum(), f1 / labels.size, max(1, int(np.ceil(unseen))))
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """(n,) trace labels: observed ones 0..D-1, unseen ones D, D+1, ..."""
+        labels = rng.choice(self.shares.size, size=n, p=self.shares)
+        fresh = rng.random(n) < self.unseen_mass
+        labels[fresh] = self.shares.size + rng.integers(0, self.unseen_traces, int(fresh.sum()))
+        return labels
 
 
 def _smallest(ok, start: int = 1) -> int | None:
-    """The smallest n ≥ start with ok(n), by doubling then bisection (ok is monotone)."""
+    """The smallest n ≥ start with ok(n), by doubling then bisection (ok ~ monotone)."""
     hi = max(start, 1)
-    if hi > MAX_RUNS_NEEDED:
-        return None
     while not ok(hi):
         if hi > MAX_RUNS_NEEDED:
             return None
         hi *= 2
     lo = max(start, hi // 2)
-    if ok(lo):
+    if lo == hi or ok(lo):
         return lo
-    while hi - lo > 1:
+    while hi - lo > max(1, hi // 64):  # about 1.5% precision is enough for a projection
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from iclr25.core.bandit_replicable import instances, list_batched, registry
 from iclr25.core.bandit_replicable.cells import InstanceSpec, run_cells
-from iclr25.core.bandit_replicable.environments import ArmsEnvironment, family_means
+from iclr25.core.bandit_replicable.environments import check_common, family_means
 from iclr25.core.bandit_replicable.environments import default_scale as family_scale
 from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment, validate
 from iclr25.core.bandit_replicable.sweep import guarantee_summary
@@ -113,8 +113,10 @@ def validate_list_sweep(config: ListSweepConfig) -> None:
             )
         if float(value) != int(value) and config.over != "delta":
             raise UsageError(
-                f"--values {value:g} is not an integer", f"--over {config.over} counts"
+                f"--values {value:g} is not an integer",
+                f"use whole numbers with --over {config.over}, e.g. --values 2,3,4",
             )
+        check_common(cell.k, cell.horizon, config.noise, config.sigma)
 
 
 def run_list_sweep(
@@ -176,8 +178,3 @@ def _approached(rows: list[dict]) -> float | None:
     """The largest measured share of the bound (None without a bound)."""
     shares = [r["share_of_bound"] for r in rows if r["share_of_bound"] is not None]
     return max(shares) if shares else None
-
-
-def stress_environment(k: int, scale: float = 0.5) -> ArmsEnvironment:
-    """The stress instance at scale g (0.75 / 0.25 at g = 1/2), as an environment."""
-    return ArmsEnvironment(family_means("stress", k, scale), label="stress")

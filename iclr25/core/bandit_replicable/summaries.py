@@ -9,10 +9,11 @@ from __future__ import annotations
 
 
 def _n(value) -> str:
+    """A count or a figure: thousands separated from 100 up, 3 significant digits below."""
     if value is None:
         return "—"
-    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1:
-        return f"{int(round(value)):,}"
+    if abs(value) >= 100 or isinstance(value, int):
+        return f"{value:,.0f}" if abs(value) < 1e9 else f"{value:.3g}"
     return f"{value:.3g}"
 
 

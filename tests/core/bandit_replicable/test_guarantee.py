@@ -112,7 +112,7 @@ def test_error_rates_on_synthetic_trace_distributions(q_star, expected):
     for _ in range(reps):
         heavy = rng.random(runs) >= q_star
         keys = np.where(heavy, rng.integers(0, 4, runs), 4 + rng.integers(0, 10**9, runs))
-        counts[g.check_guarantee(keys, 4, 0.05).outcome] += 1
+        counts[g.check_guarantee(keys, 4, 0.05, project=False).outcome] += 1
     if expected is None:
         assert counts["held"] / reps <= 0.05 + 0.03
         assert counts["violated"] / reps <= 0.05 + 0.03
@@ -129,14 +129,13 @@ def test_properties(labels, ell, delta):
     keys = np.asarray(labels, np.int64)
     bounds = g.list_size_bounds(keys, delta)
     assert bounds.lower <= bounds.covering <= bounds.distinct  # ℓ̲ never above the estimate
-    check = g.check_guarantee(keys, ell, delta)
+    check = g.check_guarantee(keys, ell, delta, project=False)
     if check.outcome == "held":  # never without evidence: the test half's share ≤ δ
         x = int(bounds.outside_test[min(ell, bounds.outside_test.size - 1)])
         assert x / bounds.test_runs <= delta
     if check.outcome == "violated":
         assert bounds.distinct > ell
-    if check.runs_needed is not None:  # a projected run count only when undecided
-        assert check.outcome == "untestable" and check.runs_needed > 0
+    assert check.runs_needed is None  # no projection asked for
 
 
 def test_bounds_bracket_the_true_list_size_of_a_uniform_distribution():
@@ -144,3 +143,18 @@ def test_bounds_bracket_the_true_list_size_of_a_uniform_distribution():
     keys = np.random.default_rng(5).integers(0, 128, 4000)
     bounds = g.list_size_bounds(keys, 0.05)
     assert bounds.lower <= 122 <= bounds.upper
+
+
+def test_runs_needed_projects_a_finite_support_it_has_not_fully_seen():
+    """128 equally likely traces, 300 runs (about 115 of them seen), ℓ = 256: the
+    projection must account for the unseen traces (Good–Turing / Chao1), and at the
+    projected count fresh samples of the true distribution mostly decide (held)."""
+    rng = np.random.default_rng(8)
+    check = g.check_guarantee(rng.integers(0, 128, 300), 256, 0.05)
+    assert check.outcome == "untestable" and 300 < check.runs_needed <= 4000
+    outcomes = [
+        g.check_guarantee(rng.integers(0, 128, check.runs_needed), 256, 0.05, project=False)
+        for _ in range(10)
+    ]
+    assert sum(c.outcome == "held" for c in outcomes) >= 7
+    assert not any(c.outcome == "violated" for c in outcomes)
