@@ -98,6 +98,14 @@ def validate_list_sweep(config: ListSweepConfig) -> None:
         )
     if not config.values:
         raise UsageError("--values is empty", "give e.g. --values 2,3,4,5,6")
+    if config.pilot_runs < 1:
+        raise UsageError(
+            f"--pilot-runs {config.pilot_runs} must be at least 1", "use e.g. --pilot-runs 200"
+        )
+    if config.over == "delta" and not all(0 < v < 1 for v in config.values):
+        raise UsageError(
+            "--values with --over delta must lie in (0, 1)", "use e.g. --values 0.2,0.1,0.05"
+        )
     if config.over == "batches" and info.name not in BATCHED:
         raise UsageError(
             f"--over batches needs a batched algorithm, not {info.name}",

@@ -219,6 +219,10 @@ def validate_lower_bound(config: LowerBoundConfig) -> None:
         raise UsageError(
             f"--max-scale {config.max_scale} is outside (0, 0.5]", "use e.g. --max-scale 0.125"
         )
+    if config.pilot_runs < 1:
+        raise UsageError(
+            f"--pilot-runs {config.pilot_runs} must be at least 1", "use e.g. --pilot-runs 200"
+        )
     if min(config.horizons) < config.k:
         raise UsageError("a horizon is shorter than k", f"use horizons of at least {config.k}")
     if not config.algos:

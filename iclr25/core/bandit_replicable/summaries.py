@@ -69,9 +69,12 @@ def list_sweep_headline(results: dict) -> str:
     over = results["over"]
     if share is None:
         return f"{results['algorithm']}: no list bound (measured over {over})"
-    best = max(results["rows"], key=lambda r: r["share_of_bound"] or 0)
+    best = max(
+        results["rows"],
+        key=lambda r: (r["share_of_bound"] or 0, r["traces_covering_1_minus_delta"]),
+    )
     return (
-        f"{results['algorithm']}: at most {share:.0%} of the bound reached "
+        f"{results['algorithm']}: at most {share:.1%} of the bound reached "
         f"({best['traces_covering_1_minus_delta']} of {_n(best['list_bound'])} at {over} = "
         f"{best['value']:g}); held {counts['held']}, violated {counts['violated']}, "
         f"untestable {counts['untestable']}"

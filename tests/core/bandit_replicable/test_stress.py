@@ -53,7 +53,7 @@ def test_search_finds_at_least_the_stress_instance_and_is_reproducible():
     assert search_instance(SearchConfig("ucb1", 4, 1000), 0)["searched"] is False
 
 
-def test_list_sweep_over_k_rows_bounds_and_backends_agree():
+def test_list_sweep_over_k_rows_and_bounds():
     config = ListSweepConfig(
         "list-2k", "k", (2.0, 3.0, 4.0), horizon=20_000, runs=300, family="stress"
     )
@@ -67,8 +67,6 @@ def test_list_sweep_over_k_rows_bounds_and_backends_agree():
         assert row["share_of_bound"] == row["traces_covering_1_minus_delta"] / row["list_bound"]
         assert row["guarantee"] != "violated"
     assert rows[-1]["traces_covering_1_minus_delta"] >= 5  # 2^(k-1) = 8 possible at k = 4
-    two, _ = run_list_sweep(config, seed=0, execution=Execution(workers=2, cache=False))
-    assert two == one
 
 
 def test_list_sweep_rejects_bad_values():
