@@ -11,8 +11,10 @@ where the designs are ambiguous:
    (2^-p ≥ ½√(k/T) for the zone families, a log grid for near-tied);
 2. random instances: every mean in 0.5 ± g/2 at the near-tied scales, or gaps drawn
    log-uniformly between ½√(k/T) and ``max_scale`` (several scales at once);
-3. a hill-climb: random perturbations of the best so far (each mean moved by N(0, (g/8)²),
-   then N(0, (g/16)²)).
+3. for Alg. 3 (``list-batched``), its own ambiguous instances: each arm's gap at a
+   decision's first candidate threshold plus u·η (``thresholds``, scale = u);
+4. a hill-climb: random perturbations of the best so far (each mean moved by N(0, (s/8)²),
+   then N(0, (s/16)²), s the spread of its means).
 
 Each candidate is simulated with ``pilot_runs`` executions and scored by the one-sided 95%
 lower bound on its list size (:func:`.guarantee.list_size_bounds`), then the traces
@@ -32,8 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr25.core.bandit_replicable import registry
+from iclr25.core.bandit_replicable import list_batched, registry
 from iclr25.core.bandit_replicable.environments import (
+    BERNOULLI_SUBGAUSSIAN,
     STRESS_FAMILIES,
     ArmsEnvironment,
     family_means,
@@ -105,6 +108,8 @@ def search_instance(config: SearchConfig, seed: int) -> dict:
         for family in STRESS_FAMILIES
         for scale in candidate_scales(family, config.k, config.horizon, config.max_scale)
     ]
+    if config.algo == "list-batched":
+        candidates += _threshold_candidates(config)
     rng = np.random.default_rng(derive_seed(seed, "random"))
     near = candidate_scales("near-tied", config.k, config.horizon, config.max_scale)
     for i in range(config.random_draws):
@@ -127,8 +132,9 @@ def search_instance(config: SearchConfig, seed: int) -> dict:
             best = (score, family, scale, means, False)
     for step in (8.0, 16.0):  # hill-climb: perturb the best so far, finer the second time
         _, family, scale, centre, _ = best
+        spread = max(float(centre.max() - centre.min()), 1e-6)
         for _ in range(config.perturbations):
-            means = np.clip(centre + rng.normal(0.0, scale / step, config.k), 0.0, 1.0)
+            means = np.clip(centre + rng.normal(0.0, spread / step, config.k), 0.0, 1.0)
             env = _environment(config, means, family)
             score = _score(env, config, derive_seed(seed, evaluated))
             evaluated += 1
@@ -136,6 +142,22 @@ def search_instance(config: SearchConfig, seed: int) -> dict:
                 best = (score, family, scale, means, True)
     (_, _, covering, distinct), family, scale, means, perturbed = best
     return _found(family, scale, means, (covering, distinct), evaluated, perturbed=perturbed)
+
+
+def _threshold_candidates(config: SearchConfig) -> list:
+    """Alg. 3's own ambiguous instances (:func:`.list_batched.threshold_gaps`), u ∈ [0, 3],
+    kept when every mean lies in [0, 1] and within ``max_scale`` of the others."""
+    sigma = BERNOULLI_SUBGAUSSIAN if config.noise == "bernoulli" else config.sigma
+    out = []
+    for u in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0):
+        gaps = list_batched.threshold_gaps(
+            config.horizon, config.batches, config.k, config.delta, sigma, u
+        )
+        spread = float(gaps.max())
+        if spread <= config.max_scale:
+            means = np.concatenate([[0.5 + spread / 2], 0.5 + spread / 2 - gaps])
+            out.append(("thresholds", u, means))
+    return out
 
 
 def _found(family, scale, means, score, evaluated, searched=True, perturbed=False) -> dict:
