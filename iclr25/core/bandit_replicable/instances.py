@@ -20,8 +20,9 @@ Each candidate is simulated with ``pilot_runs`` executions and scored by the one
 lower bound on its list size (:func:`.guarantee.list_size_bounds`), then the traces
 covering 1-δ, then the distinct traces; the winner is returned with its family and scale,
 so it can be re-run (``--instance FAMILY --gap g``) and confirmed on *fresh* executions —
-the pilot's own count is biased upwards by the selection. ``max_scale`` keeps the search
-near the all-equal instance (the lower-bound argument's neighbourhood).
+the pilot's own count is biased upwards by the selection. ``max_scale`` bounds the scales
+and ``max_spread`` (when set) drops every candidate whose means spread wider, keeping the
+search near the all-equal instance (the lower-bound argument's neighbourhood).
 
 Fully sequential algorithms (UCB1, Thompson) and successive elimination play a different
 trace in nearly every execution on any instance; they are not searched (``stress`` is
@@ -62,6 +63,7 @@ class SearchConfig:
     random_draws: int = 16  # random instances (module docstring, step 2)
     perturbations: int = 6  # random perturbations of the best candidate
     max_scale: float = 0.5  # g ≤ this: 0.5 spans the Bernoulli range, small = near-tied
+    max_spread: float | None = None  # every mean within this of the others (lower bound)
 
 
 def candidate_scales(family: str, k: int, horizon: int, max_scale: float) -> list[float]:
@@ -125,6 +127,8 @@ def search_instance(config: SearchConfig, seed: int) -> dict:
         candidates.append(("random", scale, means))
     best, evaluated = None, 0
     for family, scale, means in candidates:
+        if not _within(config, means):
+            continue
         env = _environment(config, means, family)
         score = _score(env, config, derive_seed(seed, evaluated))
         evaluated += 1
@@ -135,6 +139,8 @@ def search_instance(config: SearchConfig, seed: int) -> dict:
         spread = max(float(centre.max() - centre.min()), 1e-6)
         for _ in range(config.perturbations):
             means = np.clip(centre + rng.normal(0.0, spread / step, config.k), 0.0, 1.0)
+            if not _within(config, means):
+                continue
             env = _environment(config, means, family)
             score = _score(env, config, derive_seed(seed, evaluated))
             evaluated += 1
@@ -142,6 +148,11 @@ def search_instance(config: SearchConfig, seed: int) -> dict:
                 best = (score, family, scale, means, True)
     (_, _, covering, distinct), family, scale, means, perturbed = best
     return _found(family, scale, means, (covering, distinct), evaluated, perturbed=perturbed)
+
+
+def _within(config: SearchConfig, means: np.ndarray) -> bool:
+    spread = float(means.max() - means.min())
+    return config.max_spread is None or spread <= config.max_spread + 1e-12
 
 
 def _threshold_candidates(config: SearchConfig) -> list:

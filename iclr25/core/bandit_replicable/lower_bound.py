@@ -83,7 +83,7 @@ class LowerBoundConfig:
     runs: int = 500
     delta: float = 0.05
     batches: int = 3
-    max_scale: float = 0.125  # part A: every mean within this of the others
+    max_scale: float = 0.25  # part A: every mean within this of the others
     pilot_runs: int = 200
 
 
@@ -244,6 +244,7 @@ def _tasks(config: LowerBoundConfig, seed: int):
             config.delta,
             config.batches,
             max_scale=config.max_scale,
+            max_spread=config.max_scale,
         )
         needs.append((NeedsCell(search, config.runs), derive_seed(seed, "needs", name)))
         for horizon in config.horizons:

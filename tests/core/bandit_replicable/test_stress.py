@@ -90,3 +90,10 @@ def test_prefix_bound_reported_for_list_batched():
         r["traces_covering_1_minus_delta"] <= r["prefix_list_bound"] for r in results["rows"]
     )
     assert np.isfinite(results["bound_approached"])
+
+
+def test_max_spread_keeps_every_candidate_near_tied():
+    config = SearchConfig("list-k-delta", 4, 20_000, pilot_runs=100, max_scale=0.1, max_spread=0.1)
+    found = search_instance(config, seed=2)
+    means = np.asarray(found["means"])
+    assert means.max() - means.min() <= 0.1 + 1e-9
