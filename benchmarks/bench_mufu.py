@@ -14,8 +14,9 @@
    function behind ``sacrebleu --paired-bs``) with the baseline's statistics extracted
    first, as ``PairedTest`` does. Comparable only if mean, interval and p-value are equal.
 3. **CUDA** (CuPy kernels, 1,000,000 pairs): measured only with a CUDA device and CuPy;
-   otherwise "not measured". sacrebleu's side at 1M pairs is its per-pair time at 100k
-   pairs times 10^6 (it is linear in pairs; 1M pairs would take it ~10 minutes a call).
+   otherwise "not measured". sacrebleu's side at 1M pairs is its per-pair time in the
+   statistics comparison times 10^6 (it is linear in pairs; timing it at 1M pairs would
+   take minutes a call).
 """
 
 from __future__ import annotations
