@@ -1,0 +1,81 @@
+"""Measured sections of docs/ph-dgn.md (`<!-- generated: ph_dgn.<name> -->`).
+
+- ``energy``: experiments/results/ph-dgn-energy.json (conservation and symplecticity);
+- ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict).
+"""
+
+from __future__ import annotations
+
+from docs.sections import md_table, num
+
+ENERGY = "experiments/results/ph-dgn-energy.json"
+TRANSFER = "experiments/results/ph-dgn-transfer.json"
+
+
+def render_energy(sources) -> str:
+    res = sources.load(ENERGY)["document"]["results"]
+    errs = res["rel_energy_error"]
+    rows = [[name, *[num(v) for v in errs[name].values()]] for name in ("symplectic", "explicit")]
+    headers = ["integrator", *[f"|ΔH|/H₀ at step {k}" for k in errs["symplectic"]]]
+    return "\n".join(
+        [
+            f"{res['graph']} ({res['n_nodes']} nodes), width {res['width']}, ε = {res['eps']}, "
+            f"{res['steps']} steps, float64:",
+            "",
+            md_table(rows, headers),
+            "",
+            f"Drift ratio (symplectic) {num(res['drift_ratio_symplectic'])}, growth ratio "
+            f"(explicit) {num(res['growth_ratio_explicit'])}; one step: max |JᵀΩJ − Ω| "
+            f"{num(res['symplecticity_residual'])} and log |det J| {num(res['log_abs_det'])} "
+            f"(explicit Euler: {num(res['explicit_symplecticity_residual'])} and "
+            f"{num(res['explicit_log_abs_det'])}). **conserved: {res['conserved']}**. "
+            f"PH-DGN with D = param+: ΔH/H₀ = {num(res['damped_rel_energy_change'])} over the "
+            f"run, non-increasing: {res['energy_nonincreasing']}.",
+        ]
+    )
+
+
+def render_transfer(sources) -> str:
+    doc = sources.load(TRANSFER)["document"]
+    res, cfg = doc["results"], doc["config"]
+    rows = [
+        [
+            c["model"],
+            c["distance"],
+            c["hops"],
+            num(c["mean_mse"]),
+            f"{num(c['ci95'][0])} – {num(c['ci95'][1])}",
+            num(c["mean_mse"] / res["chance_mse"][str(c["distance"])]),
+            c["params"],
+            c["aggregations_per_forward"],
+        ]
+        for c in res["cells"]
+    ]
+    headers = [
+        "model",
+        "distance",
+        "hops",
+        "test MSE",
+        "95 % CI",
+        "÷ chance",
+        "params",
+        "A·x per forward",
+    ]
+    graphs = "/".join(str(g) for g in cfg["graphs"])
+    chance = res["chance_mse"].items()
+    return "\n".join(
+        [
+            f"{res['task']}, {res['seeds']} seeds, {graphs} train/val/test graphs, "
+            f"{cfg['epochs']} epochs, width {cfg['width']}:",
+            "",
+            md_table(rows, headers),
+            "",
+            "Chance MSE: " + ", ".join(f"distance {d}: {num(v)}" for d, v in chance) + ".",
+            f"**Verdict: {res['verdict']}**; checks: "
+            + ", ".join(f"{k} = {v}" for k, v in res["checks"].items())
+            + ".",
+        ]
+    )
+
+
+SECTIONS = {"energy": render_energy, "transfer": render_transfer}
