@@ -46,11 +46,15 @@ def assert_close(actual, expected, rtol: float = 1e-6, atol: float = 1e-9, what:
 def sample_task(config: dict, seed: int) -> dict:
     """A pure task for the execution-layer tests: a few seeded draws and a sleep.
 
-    ``config``: ``{"n": draws, "sleep_s": seconds, "fail_once_file": path or None}``; with
-    a path, the first call that finds no file there creates it and raises (a flaky task)."""
+    ``config``: ``{"n": draws, "sleep_s": seconds, "fail_once_file": path or None,
+    "started_dir": path or None}``; with ``fail_once_file``, the first call that finds no
+    file there creates it and raises (a flaky task); with ``started_dir``, each call
+    first leaves a file ``<seed>.<pid>`` there (which process ran what, and when)."""
     import os
     import time
 
+    if config.get("started_dir"):
+        open(os.path.join(config["started_dir"], f"{seed}.{os.getpid()}"), "w").close()
     if config.get("sleep_s"):
         time.sleep(config["sleep_s"])
     marker = config.get("fail_once_file")
@@ -72,3 +76,16 @@ def error_line(stderr: str) -> str:
     assert not others, f"stderr has lines that are neither errors nor warnings: {others!r}"
     assert lines[-1] == errors[0], f"the error line must come last: {stderr!r}"
     return errors[0]
+
+
+def worker_state(config: dict, seed: int) -> dict:
+    """A task reporting the process it ran in: its pid, whether it ignores Ctrl-C, and
+    its thread settings (what the execution layer promises about its workers)."""
+    import os
+    import signal
+
+    return {
+        "pid": os.getpid(),
+        "ignores_sigint": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+    }

@@ -4,12 +4,13 @@ retries, and clear errors for bad options."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from iclr25.errors import UsageError
 from iclr25.parallel import Execution, Task, derive_seed, run_tasks
-from iclr25.testing import sample_task
+from iclr25.testing import sample_task, worker_state
 
 
 def _tasks(n: int = 6, **config) -> list[Task]:
@@ -29,17 +30,29 @@ def test_in_process_results_are_json_and_in_task_order():
     assert json.loads(json.dumps(out.results)) == out.results  # plain JSON, no numpy
 
 
+def _states(n: int) -> list[Task]:
+    return [Task(worker_state, {}, i) for i in range(n)]
+
+
 def test_processes_give_the_same_results():
     ref = run_tasks(_tasks(), Execution(cache=False), command="t").results
-    out = run_tasks(_tasks(), Execution(workers=2, cache=False), command="t")
-    assert out.backend == "processes:2" and out.results == ref
+    out = run_tasks(_tasks() + _states(4), Execution(workers=2, cache=False), command="t")
+    assert out.backend == "processes:2" and out.results[:6] == ref and out.workers == 2
+    states = out.results[6:]
+    assert all(s["ignores_sigint"] for s in states)  # Ctrl-C is the parent's business
+    assert {s["omp_num_threads"] for s in states} <= {"1", os.environ.get("OMP_NUM_THREADS")}
+    assert os.getpid() not in {s["pid"] for s in states}
 
 
 def test_local_dask_cluster_gives_the_same_results():
     pytest.importorskip("distributed")
     ref = run_tasks(_tasks(), Execution(cache=False), command="t").results
-    out = run_tasks(_tasks(), Execution(workers=2, scheduler="local", cache=False), command="t")
-    assert out.backend == "dask:local" and out.results == ref and out.retries == 0
+    local = Execution(workers=2, scheduler="local", cache=False)
+    out = run_tasks(_tasks() + _states(4), local, command="t")
+    assert out.backend == "dask:local" and out.results[:6] == ref and out.retries == 0
+    assert out.workers == 2
+    assert all(s["ignores_sigint"] for s in out.results[6:])  # no worker tracebacks on Ctrl-C
+    assert os.getpid() not in {s["pid"] for s in out.results[6:]}
 
 
 def test_an_interrupted_run_resumes_from_the_cache():
