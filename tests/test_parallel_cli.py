@@ -93,8 +93,9 @@ def test_the_same_results_in_process_and_with_two_processes():
     a, b = json.loads(one.stdout), json.loads(two.stdout)
     assert a["results"] == b["results"]
     assert a["environment"]["execution"]["backend"] == "in-process"
-    assert b["environment"]["execution"] | {"backend": "processes:2", "workers": 2} == (
-        b["environment"]["execution"]
+    assert (
+        b["environment"]["execution"] | {"backend": "processes:2", "workers": 2}
+        == (b["environment"]["execution"])
     )
 
 
@@ -178,8 +179,9 @@ def test_progress_sees_every_task_and_reused_ones_at_once():
     out = run_with_progress(run, tasks, Execution(), command="progress-test")
     assert run.advanced == [(2, {}), (1, {}), (1, {}), (1, {})]  # 2 reused, then 3 computed
     assert run.logged == ["2 of 5 tasks reused from the task cache"]
-    assert run.environment_extra["execution"] | {"tasks": 5, "reused": 2, "computed": 3} == (
-        run.environment_extra["execution"]
+    assert (
+        run.environment_extra["execution"] | {"tasks": 5, "reused": 2, "computed": 3}
+        == (run.environment_extra["execution"])
     )
     fresh = parallel.run_tasks(tasks, Execution(cache=False), command="progress-test")
     assert out.results == fresh.results  # what came back from the cache is the same JSON

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.parallel import Execution, Task, derive_seed, run_tasks
 from iclr25.output import to_jsonable
+from iclr25.parallel import Execution, Task, derive_seed, run_tasks
 from iclr25.testing import error_line, sample_task
 
 distributed = pytest.importorskip("distributed")
