@@ -46,6 +46,7 @@ import json
 import logging
 import os
 import signal
+import tempfile
 import threading
 import time
 import uuid
@@ -53,7 +54,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iclr25 import __version__, atomic
+from iclr25 import __version__
 from iclr25.errors import RunFailure, UsageError
 from iclr25.paths import cache_dir
 
@@ -192,7 +193,18 @@ def _cache_read(key: str) -> tuple[bool, Any]:
 
 
 def _cache_write(key: str, result: Any) -> None:
-    atomic.write_json(task_cache_dir() / f"{key}.json", {"result": result})
+    """Whole or absent (temp file + rename), without ``fsync``: an entry lost to a power
+    cut is recomputed, and an fsync per task would cost more than a small task."""
+    path = task_cache_dir() / f"{key}.json"
+    fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"result": result}, fh, allow_nan=False)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 # ---------------------------------------------------------------------------------------
@@ -402,7 +414,7 @@ def _connect(execution: Execution):
             n_workers=n,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: never a clash with a running cluster
             silence_logs=logging.CRITICAL,  # the run reports failures and retries itself
         )
         return distributed.Client(cluster, set_as_default=False), cluster
@@ -478,9 +490,16 @@ def _run_dask(tasks, todo, execution: Execution, finished, on_retry) -> tuple[in
                 _shut_down(client, cluster, list(outstanding.values()))
 
 
+#: how often the retry counts of finished tasks are read from the scheduler (one round
+#: trip each time, after which those tasks are released)
+RETRY_POLL_S = 0.5
+
+
 def _submit_and_collect(client, tasks, todo, execution, finished, on_retry, outstanding: dict):
-    """Submit ``todo``, hand each result to ``finished`` as it arrives (releasing its
-    future), count retries per batch of results; ``outstanding`` keeps what is not done."""
+    """Submit ``todo`` and hand each result to ``finished`` as it arrives. Every
+    ``RETRY_POLL_S`` (and at the end) the scheduler's retry record of the tasks finished
+    since is read and those futures are released, so a worker that dies later makes the
+    scheduler recompute nothing. ``outstanding`` keeps the futures not finished yet."""
     distributed = _import_distributed()
     workers = _worker_count(client)
     jobs = [(tasks[i].fn, tasks[i].config, tasks[i].seed) for i in todo]
@@ -490,24 +509,29 @@ def _submit_and_collect(client, tasks, todo, execution, finished, on_retry, outs
     )
     outstanding.update(zip(names, submitted, strict=True))
     index = dict(zip(names, todo, strict=True))
-    count, retries = _scheduler_retry_counter(), 0
+    count, retries, unread = _scheduler_retry_counter(), 0, []
+    polled = time.monotonic()
     done = distributed.as_completed(
         submitted, loop=client.loop, with_results=True, raise_errors=False
     )
     for batch in done.batches():
-        keys = [future.key for future, _ in batch]
-        more = client.run_on_scheduler(count, keys=keys, allowed=execution.retries)
         for future, value in batch:
             i = index[future.key]
             if future.status != "finished":
                 raise _task_failure(tasks[i], i, _exception(future, value))
-            del outstanding[future.key]
-            future.release()  # the result is here: a later worker death loses nothing
+            unread.append(outstanding.pop(future.key))
             finished(i, value)
-        if more:
-            retries += int(more)
-            if on_retry is not None:
-                on_retry(retries)
+        if time.monotonic() - polled >= RETRY_POLL_S or not outstanding:
+            more = client.run_on_scheduler(
+                count, keys=[f.key for f in unread], allowed=execution.retries
+            )
+            for future in unread:
+                future.release()
+            unread, polled = [], time.monotonic()
+            if more:
+                retries += int(more)
+                if on_retry is not None:
+                    on_retry(retries)
     return retries, workers
 
 

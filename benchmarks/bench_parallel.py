@@ -1,0 +1,150 @@
+"""The execution layer: a CPU-bound sweep on 2 processes and on a 2-worker Dask cluster.
+
+The sweep is bandit-replicable's worst-case cell: an algorithm on the two-level instance
+family (k = 5 arms, one better by the gap Δ) at a horizon T, ``runs`` independent
+executions, through the bandit core's public ``run_experiment``. 24 cells (UCB1 and
+Thompson sampling × 2 horizons × 6 gaps), each a task of :func:`bandit_cell`.
+
+Sides, timed interleaved (one call = the whole sweep through ``run_tasks``, cache off):
+
+- ``in-process``: ``--workers 1``, the reference;
+- ``processes-2``: ``--workers 2``, a local process pool (start-up included);
+- ``dask-local-2``: ``--scheduler local --workers 2``: a LocalCluster started and closed
+  inside every call (what a user gets, start-up included);
+- ``dask-running-2``: the same two-worker cluster already running (``--scheduler
+  ADDRESS``): the steady state of a long-lived cluster (a figure, not a target).
+
+Every side's results are compared with the in-process ones (they must be identical: the
+speed-up of a different computation would not be comparable).
+
+Dask's per-task overhead: ``run_tasks`` of N empty tasks on the running cluster for two
+values of N; the slope (seconds per extra task) excludes the fixed cost of connecting.
+The same for the process pool and in-process, for scale.
+
+The machine these figures come from has 2 cores shared with other jobs: a speed-up of
+2 needs both cores free for the whole run, so a busy machine depresses it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.harness import Report, Target
+from iclr25.parallel import Execution, Task, derive_seed, run_tasks
+from iclr25.timing import TimingConfig
+
+NAME = "parallel"
+TARGETS = {
+    "speedup_processes2_vs_in_process": Target(
+        ">=", 1.6, "issue 14: --workers 2 on a 2-core machine (2.0 is the ceiling)"
+    ),
+    "speedup_dask_local2_vs_in_process": Target(
+        ">=", 1.6, "issue 14: a 2-worker LocalCluster, start-up included"
+    ),
+}
+SEED = 0
+
+
+def bandit_cell(config: dict, seed: int) -> dict:
+    """One sweep cell: ``config`` {"algo", "horizon", "gap", "k", "runs"}."""
+    from iclr25.core.bandit_replicable.environments import two_level
+    from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment
+
+    env = two_level(config["k"], config["gap"])
+    sim = SimulationConfig(config["algo"], config["horizon"], config["runs"], curve_points=0)
+    result = run_experiment(env, sim, seed)
+    return {key: result[key] for key in ("mean_regret", "regret_sd", "distinct_traces")}
+
+
+def empty_task(config: dict, seed: int) -> int:
+    """Nothing to compute: what is left is the layer's cost per task."""
+    return seed
+
+
+def sweep(quick: bool) -> list[Task]:
+    horizons, gaps, runs = ((300,), (0.1, 0.4), 20) if quick else ((1000, 2000), None, 100)
+    gaps = gaps or tuple(float(g) for g in np.geomspace(0.05, 0.8, 6))
+    return [
+        Task(
+            bandit_cell,
+            {"algo": algo, "horizon": horizon, "gap": gap, "k": 5, "runs": runs},
+            derive_seed(SEED, algo, horizon, gap),
+            label=f"{algo} T={horizon} gap={gap:.3g}",
+        )
+        for algo in ("ucb1", "thompson")
+        for horizon in horizons
+        for gap in gaps
+    ]
+
+
+def _runner(tasks: list[Task], execution: Execution, reference: list | None, seen: dict, side):
+    def call() -> None:
+        out = run_tasks(tasks, execution, command="bench parallel")
+        if reference is not None and out.results != reference:
+            seen["different"].append(side)
+        seen.setdefault(side, out.workers)
+
+    return call
+
+
+def run(report: Report) -> None:
+    import distributed
+
+    tasks = sweep(report.quick)
+    reference = run_tasks(tasks, Execution(cache=False), command="bench parallel").results
+    seen: dict = {"different": []}
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        sides = {
+            name: _runner(tasks, execution, reference, seen, name)
+            for name, execution in {
+                "in-process": Execution(cache=False),
+                "processes-2": Execution(workers=2, cache=False),
+                "dask-local-2": Execution(workers=2, scheduler="local", cache=False),
+                "dask-running-2": Execution(scheduler=cluster.scheduler_address, cache=False),
+            }.items()
+        }
+        timed = report.time("sweep", sides)
+        _overhead(report, cluster.scheduler_address)
+    comparable = not seen["different"]
+    note = "" if comparable else f"results differ from in-process: {seen['different']}"
+    for target, side in (
+        ("speedup_processes2_vs_in_process", "processes-2"),
+        ("speedup_dask_local2_vs_in_process", "dask-local-2"),
+    ):
+        report.check(target, timed.ratio("in-process", side), comparable=comparable, note=note)
+    report.figure(
+        "sweep",
+        {
+            "cells": len(tasks),
+            "runs_per_cell": tasks[0].config["runs"],
+            "speedup_dask_running2_vs_in_process": timed.ratio("in-process", "dask-running-2"),
+            "identical_results": comparable,
+        },
+    )
+
+
+def _overhead(report: Report, address: str) -> None:
+    """Per-task seconds of each backend: the slope of wall time over N empty tasks."""
+    small, large = (50, 250) if report.quick else (200, 1000)
+    executions = {
+        "in-process": Execution(cache=False),
+        "processes-2": Execution(workers=2, cache=False),
+        "dask-running-2": Execution(scheduler=address, cache=False),
+    }
+    timed = {}
+    for n in (small, large):
+        tasks = [Task(empty_task, {}, i) for i in range(n)]
+        timed[n] = report.time(
+            f"empty_tasks_{n}",
+            {name: _runner(tasks, ex, None, {}, name) for name, ex in executions.items()},
+            config=TimingConfig(warmup=1, repeats=5),
+        )
+    report.figure(
+        "per_task_overhead_ms",
+        {
+            name: 1e3 * (timed[large].seconds(name) - timed[small].seconds(name)) / (large - small)
+            for name in executions
+        },
+    )
