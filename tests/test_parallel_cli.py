@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from iclr25 import parallel
+from iclr25 import parallel, parallel_dask
 from iclr25.errors import UsageError
 from iclr25.parallel import Execution, Task, derive_seed
 from iclr25.testing import error_line, sample_task
@@ -195,8 +195,8 @@ def test_the_retry_counter_reads_the_schedulers_record():
     class Scheduler:
         tasks = {"died-once": TS(1, 2), "raised-once": TS(0, 1), "clean": TS(0, 2)}
 
-    count = parallel._scheduler_retry_counter()
+    count = parallel_dask._scheduler_retry_counter()
     keys = ["died-once", "raised-once", "clean", "forgotten"]
     assert count(dask_scheduler=Scheduler(), keys=keys, allowed=2) == 2
     assert count(dask_scheduler=Scheduler(), keys=["clean"], allowed=2) == 0
-    assert count.__module__ == parallel.__name__ and "<locals>" in count.__qualname__
+    assert count.__module__ == parallel_dask.__name__ and "<locals>" in count.__qualname__
