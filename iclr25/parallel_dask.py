@@ -53,11 +53,12 @@ def _connect(execution):
             silence_logs=logging.CRITICAL,  # the run reports failures and retries itself
         )
         return distributed.Client(cluster, set_as_default=False), cluster
+    _check_scheduler(execution)
     try:
         client = distributed.Client(
             execution.scheduler, timeout=f"{execution.connect_timeout_s}s", set_as_default=False
         )
-    except (OSError, TimeoutError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the connection raised
         raise _unreachable(execution, type(exc).__name__) from None
     try:
         client.wait_for_workers(1, timeout=execution.connect_timeout_s)
@@ -69,6 +70,38 @@ def _connect(execution):
             f"start some with `dask worker {execution.scheduler}`",
         ) from None
     return client, None
+
+
+def _check_scheduler(execution) -> None:
+    """A Dask scheduler answers at the address, or a UsageError. Asked before a Client is
+    built: a Client whose connection failed blocks for seconds at exit and prints a
+    traceback. Whatever answers must also be a scheduler (not a worker, not another
+    service: reading its bytes as a Dask message can raise anything, e.g. MemoryError)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.core import rpc
+
+    timeout_s = execution.connect_timeout_s
+
+    async def identity() -> dict:
+        async with rpc(execution.scheduler, timeout=timeout_s) as server:
+            return await server.identity()
+
+    def ask() -> dict:  # its own event loop, in its own thread (a notebook has one running)
+        return asyncio.run(asyncio.wait_for(identity(), timeout_s))
+
+    try:
+        with ThreadPoolExecutor(1) as thread:
+            info = thread.submit(ask).result()
+    except Exception as exc:  # noqa: BLE001 - refused, timed out, not Dask, bad address
+        raise _unreachable(execution, type(exc).__name__) from None
+    kind = info.get("type") if isinstance(info, dict) else type(info).__name__
+    if kind != "Scheduler":
+        raise UsageError(
+            f"{execution.scheduler} is a Dask {kind}, not a scheduler",
+            "pass the scheduler's address (`dask scheduler` prints it: Scheduler at ...)",
+        )
 
 
 def _scheduler_retry_counter() -> Callable:

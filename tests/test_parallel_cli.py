@@ -72,6 +72,32 @@ def test_an_unreachable_scheduler_exits_2_naming_the_address():
     assert "dask scheduler" in line  # the fix names how to start one
 
 
+def test_an_address_that_answers_but_is_not_dask_exits_2_with_one_line():
+    """E.g. a web server: its bytes read as a Dask message claim a length of exabytes."""
+    pytest.importorskip("distributed")
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def answer() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4)
+                conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        result = _app("--scheduler", address, "--json")
+    finally:
+        server.close()
+    assert result.returncode == 2, result.stderr
+    assert f"cannot reach the Dask scheduler at {address}" in error_line(result.stderr)
+
+
 def test_scheduler_without_the_distributed_extra_names_the_extra():
     hide = "import sys\nsys.modules['distributed'] = None  # as if not installed"
     result = _app("--scheduler", "local", "--json", prelude=hide)

@@ -230,3 +230,12 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
     )
     reference = [sample_task({"n": 4}, derive_seed(0, "cell", i)) for i in range(12)]
     assert doc["results"]["cells"] == to_jsonable(reference)
+
+
+def test_a_worker_address_is_not_taken_for_the_scheduler(cluster):
+    from iclr25.errors import UsageError
+
+    cluster.ensure_workers(2)
+    worker = sorted(cluster.worker_pids())[0]
+    with pytest.raises(UsageError, match=f"{worker} is a Dask Worker, not a scheduler"):
+        run_tasks(_tasks(1), Execution(scheduler=worker, cache=False), command="t")
