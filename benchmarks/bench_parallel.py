@@ -11,15 +11,17 @@ Sides, timed interleaved (one call = the whole sweep through ``run_tasks``, cach
 - ``processes-2``: ``--workers 2``, a local process pool (start-up included);
 - ``dask-local-2``: ``--scheduler local --workers 2``: a LocalCluster started and closed
   inside every call (what a user gets, start-up included);
-- ``dask-running-2``: the same two-worker cluster already running (``--scheduler
-  ADDRESS``): the steady state of a long-lived cluster (a figure, not a target).
+- ``dask-running-2``: a cluster already running, set up as on many machines (a ``dask
+  scheduler`` process and two single-threaded ``dask worker`` processes), reached with
+  ``--scheduler ADDRESS``: the steady state of a long-lived cluster (a figure).
 
 Every side's results are compared with the in-process ones (they must be identical: the
 speed-up of a different computation would not be comparable).
 
 Dask's per-task overhead: ``run_tasks`` of N empty tasks on the running cluster for two
 values of N; the slope (seconds per extra task) excludes the fixed cost of connecting.
-The same for the process pool and in-process, for scale.
+The same for the process pool and in-process, for scale. The scheduler runs in its own
+process, so the benchmark process's CPU time is the client's share.
 
 The machine these figures come from has 2 cores shared with other jobs: a speed-up of
 2 needs both cores free for the whole run, so a busy machine depresses it.
@@ -88,25 +90,26 @@ def _runner(tasks: list[Task], execution: Execution, reference: list | None, see
 
 
 def run(report: Report) -> None:
-    import distributed
+    import tempfile
+
+    from iclr25.testing import DaskProcesses
 
     tasks = sweep(report.quick)
     reference = run_tasks(tasks, Execution(cache=False), command="bench parallel").results
     seen: dict = {"different": []}
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    ) as cluster:
+    with tempfile.TemporaryDirectory() as folder, DaskProcesses(folder) as cluster:
+        cluster.ensure_workers(2)
         sides = {
             name: _runner(tasks, execution, reference, seen, name)
             for name, execution in {
                 "in-process": Execution(cache=False),
                 "processes-2": Execution(workers=2, cache=False),
                 "dask-local-2": Execution(workers=2, scheduler="local", cache=False),
-                "dask-running-2": Execution(scheduler=cluster.scheduler_address, cache=False),
+                "dask-running-2": Execution(scheduler=cluster.address, cache=False),
             }.items()
         }
         timed = report.time("sweep", sides)
-        _overhead(report, cluster.scheduler_address)
+        _overhead(report, cluster.address)
     comparable = not seen["different"]
     note = "" if comparable else f"results differ from in-process: {seen['different']}"
     for target, side in (

@@ -186,16 +186,22 @@ def _submit_and_collect(client, tasks, todo, execution, finished, on_retry, outs
     index = dict(zip(names, todo, strict=True))
     count, retries, unread = _scheduler_retry_counter(), 0, []
     polled = time.monotonic()
-    done = distributed.as_completed(
-        submitted, loop=client.loop, with_results=True, raise_errors=False
-    )
+    done = distributed.as_completed(submitted, loop=client.loop)
     for batch in done.batches():
-        for future, value in batch:
-            i = index[future.key]
-            if future.status != "finished":
-                raise _task_failure(tasks[i], i, _exception(future, value))
+        for future in batch:
+            if future.status in ("error", "cancelled"):  # not "pending": a lost result
+                i = index[future.key]  # is being recomputed, and gather waits for it
+                raise _task_failure(tasks[i], i, _exception(future))
+        try:
+            values = client.gather(batch)  # one round trip for the batch
+        except Exception as exc:  # noqa: BLE001 - e.g. recomputing a lost result failed
+            raise RunFailure(
+                f"collecting results from the Dask cluster failed: {type(exc).__name__}: {exc}",
+                "rerun the command: finished tasks are reused from the task cache",
+            ) from exc
+        for future, value in zip(batch, values, strict=True):
             unread.append(outstanding.pop(future.key))
-            finished(i, value)
+            finished(index[future.key], value)
         if time.monotonic() - polled >= RETRY_POLL_S or not outstanding:
             more = client.run_on_scheduler(
                 count, keys=[f.key for f in unread], allowed=execution.retries
@@ -231,10 +237,8 @@ def _quiet_logs() -> Iterator[None]:
         logger.setLevel(before)
 
 
-def _exception(future, value) -> BaseException:
-    """The exception of a failed future (``as_completed`` hands over (type, exc, tb))."""
-    if isinstance(value, tuple) and len(value) == 3 and isinstance(value[1], BaseException):
-        return value[1]
+def _exception(future) -> BaseException:
+    """The exception of a failed (or cancelled) future."""
     try:
         return future.exception(timeout=5) or RuntimeError(f"the task ended {future.status}")
     except Exception as exc:  # noqa: BLE001 - cancelled, or the scheduler is gone

@@ -27,7 +27,7 @@ import pytest
 
 from iclr25.output import to_jsonable
 from iclr25.parallel import Execution, Task, derive_seed, run_tasks
-from iclr25.testing import error_line, sample_task
+from iclr25.testing import DaskProcesses, error_line, sample_task, wait_until
 
 distributed = pytest.importorskip("distributed")
 
@@ -40,83 +40,9 @@ def _env(**extra: str) -> dict:
     return {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1", **extra}
 
 
-def _wait_until(condition, timeout_s: float, what: str, every_s: float = 0.05):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every_s)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-
-
-class Cluster:
-    """A scheduler and its workers as child processes of the test."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.processes: list[subprocess.Popen] = []
-        self.workers: dict[int, subprocess.Popen] = {}  # pid -> worker process
-        scheduler_file = folder / "scheduler.json"
-        self._spawn(
-            "scheduler",
-            ["--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
-            ["--scheduler-file", str(scheduler_file)],
-        )
-        self.address = _wait_until(
-            lambda: scheduler_file.exists() and json.loads(scheduler_file.read_text())["address"],
-            60,
-            "the scheduler to write its address",
-        )
-        self.client = distributed.Client(self.address, timeout="30s", set_as_default=False)
-
-    def _spawn(self, kind: str, args: list[str], more: list[str]) -> subprocess.Popen:
-        log = open(self.folder / f"{kind}-{len(self.processes)}.log", "wb")  # noqa: SIM115
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "dask", kind, *args, *more],
-            env=_env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # a Ctrl-C sent to a test's process group misses it
-        )
-        self.processes.append(proc)
-        return proc
-
-    def ensure_workers(self, n: int = 2) -> None:
-        alive = [p for p in self.workers.values() if p.poll() is None]
-        for k in range(n - len(alive)):
-            proc = self._spawn(
-                "worker",
-                [self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard"],
-                ["--host", "127.0.0.1", "--name", f"w{len(self.processes)}-{k}"],
-            )
-            self.workers[proc.pid] = proc
-        self.client.wait_for_workers(n, timeout=60)
-
-    def worker_pids(self) -> dict[str, int]:
-        """address -> pid of each worker the scheduler knows."""
-        return self.client.run(os.getpid)
-
-    def task_count(self) -> int:
-        return self.client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
-
-    def stop(self) -> None:
-        """Stop every process: SIGTERM, and SIGKILL for one still alive a minute later."""
-        self.client.close()
-        for proc in self.processes:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.processes:
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = Cluster(tmp_path_factory.mktemp("dask-cluster"))
+    c = DaskProcesses(tmp_path_factory.mktemp("dask-cluster"))
     try:
         c.ensure_workers(2)
         yield c
@@ -149,7 +75,7 @@ def test_a_sweep_on_the_cluster_matches_in_process(cluster):
     assert out.results == _reference(16)
     assert (out.backend, out.workers, out.retries) == (f"dask:{cluster.address}", 2, 0)
     assert sum(done) == 16  # the progress callback saw every task
-    _wait_until(lambda: cluster.task_count() == 0, 10, "the scheduler to release the tasks")
+    wait_until(lambda: cluster.task_count() == 0, 10, "the scheduler to release the tasks")
 
 
 def test_a_worker_killed_mid_run_is_retried_with_identical_results(cluster, tmp_path):
@@ -162,7 +88,7 @@ def test_a_worker_killed_mid_run_is_retried_with_identical_results(cluster, tmp_
 
     def kill_when_busy() -> None:
         first_result.wait(60)
-        held = _wait_until(
+        held = wait_until(
             lambda: cluster.client.processing(workers=[victim_address]).get(victim_address),
             30,
             "the victim worker to hold a task",
@@ -202,7 +128,7 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
         start_new_session=True,
     )
     tasks_dir = cache / "tasks"
-    _wait_until(lambda: tasks_dir.is_dir() and any(tasks_dir.glob("*.json")), 90, "a result")
+    wait_until(lambda: tasks_dir.is_dir() and any(tasks_dir.glob("*.json")), 90, "a result")
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     n_started = len(list(started.iterdir()))
     stdout, stderr = proc.communicate(timeout=60)
@@ -215,7 +141,7 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
     assert all("result" in json.loads(p.read_text()) for p in entries)
     reused = len(entries)
     assert 0 < reused < 12
-    _wait_until(lambda: cluster.task_count() == 0, 10, "the cancelled tasks to be released")
+    wait_until(lambda: cluster.task_count() == 0, 10, "the cancelled tasks to be released")
     time.sleep(1.0)  # queued tasks would have started by now on the idle workers
     assert len(list(started.iterdir())) <= n_started + 2  # at most the race with the cancel
 
