@@ -144,9 +144,9 @@ def run_dask(tasks, todo, execution, finished, on_retry) -> tuple[int, int]:
     _import_distributed()  # its config defaults first: dask.config.set would drop them
     config = {}
     if execution.scheduler == "local":  # also for the workers the nanny restarts
-        config["distributed.worker.multiprocessing-method"] = (
-            parallel_local.worker_context().get_start_method()
-        )
+        config["distributed.worker.multiprocessing-method"] = parallel_local.worker_context(
+            ["distributed", *parallel_local.task_modules(tasks[i] for i in todo)]
+        ).get_start_method()
     with _quiet_logs(), dask.config.set(config):
         with parallel_local.signals_deferred():
             client, cluster = _connect(execution)
