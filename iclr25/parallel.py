@@ -19,9 +19,13 @@ worker, or read back from the cache is the same JSON.
 
 **Resume.** With ``cache=True`` each finished result is stored at once in
 ``<cache>/tasks/<key>.json``, the key hashing the command, the toolkit version, the task
-function, its configuration and its seed. Re-running the same command after an
-interruption recomputes only the missing tasks (``Outcome.reused`` says how many were
-read back).
+function, its configuration, its seed and the code that computes it: a digest of every
+file of the installed ``iclr25`` package (:func:`package_digest`, once per process) and
+of the task function's own module file when it lives outside the package (a benchmark,
+a test, a user's script). Re-running the same command after an interruption recomputes
+only the missing tasks (``Outcome.reused`` says how many were read back); after any
+change to the code, nothing is reused, so a cached result never outlives the code that
+produced it.
 
 The backends live in :mod:`iclr25.parallel_local` (the pool) and
 :mod:`iclr25.parallel_dask`.
@@ -45,14 +49,17 @@ resumes from them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from iclr25 import __version__
@@ -165,10 +172,51 @@ def derive_seed(seed: int, *labels: Any) -> int:
 
 
 def task_key(command: str, task: Task) -> str:
+    """The task's cache key: command, version, function, code digests, config, seed."""
     name = f"{task.fn.__module__}.{task.fn.__qualname__}"
-    payload = [command, __version__, name, jsonable(task.config), int(task.seed)]
+    code = [package_digest(), module_digest(task.fn.__module__)]
+    payload = [command, __version__, name, code, jsonable(task.config), int(task.seed)]
     text = json.dumps(payload, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _digest_files(root: Path, files) -> str:
+    """SHA-256 over (path relative to ``root``, contents) of ``files`` in sorted order."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+@functools.cache
+def package_digest() -> str:
+    """A digest of every file of the ``iclr25`` package this process imported (its
+    sources, kernels and bundled data; not ``__pycache__``): computed once per process
+    (a few MB, milliseconds), it changes with any edit, so a task cached by other code
+    is never reused."""
+    files = (
+        p
+        for p in PACKAGE_DIR.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
+    return _digest_files(PACKAGE_DIR, files)
+
+
+@functools.cache
+def module_digest(module: str) -> str:
+    """A digest of a task function's module file when it lies outside the package (in
+    the package, :func:`package_digest` covers it); ``""`` when it has no file."""
+    path = getattr(sys.modules.get(module), "__file__", None)
+    if not path:
+        return ""
+    path = Path(path).resolve()
+    if path.is_relative_to(PACKAGE_DIR) or not path.is_file():
+        return ""
+    return _digest_files(path.parent, [path])
 
 
 def task_cache_dir():

@@ -94,3 +94,72 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout():
             command="t",
         )
     assert time.perf_counter() - t0 < 15
+
+
+def _module_task(tmp_path, name: str, scale: int):
+    """(module, fn) of a task module written to ``tmp_path`` (a user's script)."""
+    import importlib
+    import sys
+
+    (tmp_path / f"{name}.py").write_text(
+        f"def task(config, seed):\n    return {{'value': {scale} * seed}}\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.invalidate_caches()
+        sys.modules.pop(name, None)
+        module = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(tmp_path))
+    return module
+
+
+def test_a_changed_task_module_never_returns_a_stale_cached_result(tmp_path):
+    from iclr25 import parallel
+
+    parallel.module_digest.cache_clear()
+    first = _module_task(tmp_path, "iclr25_cache_probe", 2)
+    out = run_tasks([Task(first.task, {}, 5)], Execution(), command="code-change")
+    assert out.results == [{"value": 10}] and out.computed == 1
+    again = run_tasks([Task(first.task, {}, 5)], Execution(), command="code-change")
+    assert again.reused == 1  # same code: reused
+
+    parallel.module_digest.cache_clear()  # a new process would read the edited file
+    edited = _module_task(tmp_path, "iclr25_cache_probe", 3)  # same name, same config
+    out = run_tasks([Task(edited.task, {}, 5)], Execution(), command="code-change")
+    assert (out.reused, out.computed) == (0, 1) and out.results == [{"value": 15}]
+    parallel.module_digest.cache_clear()
+
+
+def test_a_change_anywhere_in_the_package_changes_every_task_key(tmp_path, monkeypatch):
+    import shutil
+
+    from iclr25 import parallel
+
+    package = tmp_path / "iclr25"
+    (package / "core").mkdir(parents=True)
+    (package / "core" / "algo.py").write_text("STEP = 1\n")
+    (package / "data.json").write_text("{}")
+    (package / "__pycache__").mkdir()
+    monkeypatch.setattr(parallel, "PACKAGE_DIR", package)
+    task = _tasks(1)[0]
+
+    def key() -> str:
+        parallel.package_digest.cache_clear()
+        return parallel.task_key("c", task)
+
+    base = key()
+    assert key() == base  # stable
+    (package / "__pycache__" / "algo.cpython-312.pyc").write_bytes(b"\0")
+    assert key() == base  # compiled files are not the source
+    (package / "core" / "algo.py").write_text("STEP = 2\n")  # a module the task imports
+    changed = key()
+    assert changed != base
+    (package / "data.json").write_text('{"a": 1}')  # bundled data
+    assert key() != changed
+    shutil.rmtree(package / "core")
+    assert key() not in (base, changed)
+    monkeypatch.undo()
+    parallel.package_digest.cache_clear()
+    real = parallel.package_digest()
+    assert len(real) == 64 and parallel.package_digest() is real  # computed once per process
