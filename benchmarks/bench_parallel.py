@@ -3,10 +3,13 @@
 The sweep is bandit-replicable's worst-case cell: an algorithm on the two-level instance
 family (k = 5 arms, one better by the gap Δ) at a horizon T, ``runs`` independent
 executions, through the bandit core's public ``run_experiment``. 24 cells (UCB1 and
-Thompson sampling × horizons 5000 and 20000 × 6 gaps, 200 runs each), each a task of
-:func:`bandit_cell`: about 45 s of CPU in one process, so that the fixed costs of a
-parallel run (starting processes or a cluster, each process's first imports) are small
-beside the work, as in a real sweep.
+Thompson sampling × horizons 5000 and 20000 × 6 gaps, :data:`RUNS_PER_CELL` runs each),
+each a task of :func:`bandit_cell`: about 20 s of CPU in one process on an idle core, so
+that the fixed costs of a parallel run (starting processes or a cluster, each process's
+first imports) are small beside the work, as in a real sweep. Reduced size: the machine
+these figures come from is 2 cores shared by up to 8 engineers' jobs, and the whole
+benchmark must finish in about 15 minutes there; a real sweep (10^4 runs) is larger, which
+only shrinks the fixed costs' share.
 
 Sides, timed interleaved (one call = the whole sweep through ``run_tasks``, cache off):
 
@@ -27,7 +30,8 @@ The same for the process pool and in-process, for scale. The scheduler runs in i
 process, so the benchmark process's CPU time is the client's share.
 
 The machine these figures come from has 2 cores shared with other jobs: a speed-up of
-2 needs both cores free for the whole run, so a busy machine depresses it.
+2 needs both cores free for the whole run, so a busy machine distorts it (the load
+average at the start and end of the run is recorded beside the figures).
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ TARGETS = {
     ),
 }
 SEED = 0
+RUNS_PER_CELL = 40  # executions per cell (see the module docstring for the reduced size)
+REPEATS = 3  # interleaved rounds of the sweep (each side's first call includes start-up)
 
 
 def bandit_cell(config: dict, seed: int) -> dict:
@@ -66,7 +72,9 @@ def empty_task(config: dict, seed: int) -> int:
 
 
 def sweep(quick: bool) -> list[Task]:
-    horizons, gaps, runs = ((300,), (0.1, 0.4), 20) if quick else ((20000, 5000), None, 200)
+    horizons, gaps, runs = (
+        ((300,), (0.1, 0.4), 20) if quick else ((20000, 5000), None, RUNS_PER_CELL)
+    )
     gaps = gaps or tuple(float(g) for g in np.geomspace(0.05, 0.8, 6))
     return [
         Task(
@@ -92,11 +100,13 @@ def _runner(tasks: list[Task], execution: Execution, reference: list | None, see
 
 
 def run(report: Report) -> None:
+    import os
     import tempfile
 
     from iclr25.testing import DaskProcesses
 
     tasks = sweep(report.quick)
+    load_start = os.getloadavg()[0]
     reference = run_tasks(tasks, Execution(cache=False), command="bench parallel").results
     seen: dict = {"different": []}
     with tempfile.TemporaryDirectory() as folder, DaskProcesses(folder) as cluster:
@@ -111,7 +121,7 @@ def run(report: Report) -> None:
             }.items()
         }
         # no warm-up round: each side's first call (its start-up) is part of what a run costs
-        timed = report.time("sweep", sides, config=TimingConfig(warmup=0, repeats=5))
+        timed = report.time("sweep", sides, config=TimingConfig(warmup=0, repeats=REPEATS))
         _overhead(report, cluster.address)
     comparable = not seen["different"]
     note = "" if comparable else f"results differ from in-process: {seen['different']}"
@@ -129,11 +139,19 @@ def run(report: Report) -> None:
             "identical_results": comparable,
         },
     )
+    report.figure(
+        "machine_load",
+        {
+            "cores": os.cpu_count(),
+            "load_avg_1min_start": load_start,
+            "load_avg_1min_end": os.getloadavg()[0],
+        },
+    )
 
 
 def _overhead(report: Report, address: str) -> None:
     """Per-task seconds of each backend: the slope of wall time over N empty tasks."""
-    small, large = (50, 250) if report.quick else (200, 1000)
+    small, large = (20, 100) if report.quick else (50, 250)
     executions = {
         "in-process": Execution(cache=False),
         "processes-2": Execution(workers=2, cache=False),
@@ -145,7 +163,7 @@ def _overhead(report: Report, address: str) -> None:
         timed[n] = report.time(
             f"empty_tasks_{n}",
             {name: _runner(tasks, ex, None, {}, name) for name, ex in executions.items()},
-            config=TimingConfig(warmup=1, repeats=5),
+            config=TimingConfig(warmup=1, repeats=REPEATS),
         )
     report.figure(
         "per_task_overhead_ms",
