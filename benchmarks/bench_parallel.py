@@ -4,12 +4,12 @@ The sweep is bandit-replicable's worst-case cell: an algorithm on the two-level 
 family (k = 5 arms, one better by the gap Δ) at a horizon T, ``runs`` independent
 executions, through the bandit core's public ``run_experiment``. 24 cells (UCB1 and
 Thompson sampling × horizons 5000 and 20000 × 6 gaps, :data:`RUNS_PER_CELL` runs each),
-each a task of :func:`bandit_cell`: about 20 s of CPU in one process on an idle core, so
-that the fixed costs of a parallel run (starting processes or a cluster, each process's
-first imports) are small beside the work, as in a real sweep. Reduced size: the machine
-these figures come from is 2 cores shared by up to 8 engineers' jobs, and the whole
-benchmark must finish in about 15 minutes there; a real sweep (10^4 runs) is larger, which
-only shrinks the fixed costs' share.
+each a task of :func:`bandit_cell`: about 7 s of CPU in one process on an idle core.
+Reduced size: the machine these figures come from is 2 cores shared by up to 8
+engineers' jobs, and the whole benchmark must finish in about 15 minutes there. The fixed
+costs of a parallel run (starting processes or a cluster, each process's first imports)
+therefore weigh more here than in a real sweep (10^4 runs), where they are amortised
+over far more work.
 
 Sides, timed interleaved (one call = the whole sweep through ``run_tasks``, cache off):
 
@@ -21,8 +21,8 @@ Sides, timed interleaved (one call = the whole sweep through ``run_tasks``, cach
   scheduler`` process and two single-threaded ``dask worker`` processes), reached with
   ``--scheduler ADDRESS``: the steady state of a long-lived cluster (a figure).
 
-Every side's results are compared with the in-process ones (they must be identical: the
-speed-up of a different computation would not be comparable).
+Every call's results are compared with the first in-process call's (they must be
+identical: the speed-up of a different computation would not be comparable).
 
 Dask's per-task overhead: ``run_tasks`` of N empty tasks on the running cluster for two
 values of N; the slope (seconds per extra task) excludes the fixed cost of connecting.
@@ -54,7 +54,7 @@ TARGETS = {
     ),
 }
 SEED = 0
-RUNS_PER_CELL = 40  # executions per cell (see the module docstring for the reduced size)
+RUNS_PER_CELL = 12  # executions per cell (see the module docstring for the reduced size)
 REPEATS = 3  # interleaved rounds of the sweep (each side's first call includes start-up)
 
 
@@ -89,14 +89,22 @@ def sweep(quick: bool) -> list[Task]:
     ]
 
 
-def _runner(tasks: list[Task], execution: Execution, reference: list | None, seen: dict, side):
+def _runner(tasks: list[Task], execution: Execution, seen: dict, side: str):
+    """One call of ``side``: the whole list through ``run_tasks``; its results are kept in
+    ``seen["results"][side]`` (compared across sides after the run)."""
+
     def call() -> None:
         out = run_tasks(tasks, execution, command="bench parallel")
-        if reference is not None and out.results != reference:
-            seen["different"].append(side)
+        seen.setdefault("results", {}).setdefault(side, []).append(out.results)
         seen.setdefault(side, out.workers)
 
     return call
+
+
+def _differing(seen: dict) -> list[str]:
+    """The sides any of whose calls gave other results than the first in-process call."""
+    reference = seen["results"]["in-process"][0]
+    return [side for side, calls in seen["results"].items() if any(r != reference for r in calls)]
 
 
 def run(report: Report) -> None:
@@ -107,12 +115,11 @@ def run(report: Report) -> None:
 
     tasks = sweep(report.quick)
     load_start = os.getloadavg()[0]
-    reference = run_tasks(tasks, Execution(cache=False), command="bench parallel").results
-    seen: dict = {"different": []}
+    seen: dict = {}
     with tempfile.TemporaryDirectory() as folder, DaskProcesses(folder) as cluster:
         cluster.ensure_workers(2)
         sides = {
-            name: _runner(tasks, execution, reference, seen, name)
+            name: _runner(tasks, execution, seen, name)
             for name, execution in {
                 "in-process": Execution(cache=False),
                 "processes-2": Execution(workers=2, cache=False),
@@ -123,8 +130,9 @@ def run(report: Report) -> None:
         # no warm-up round: each side's first call (its start-up) is part of what a run costs
         timed = report.time("sweep", sides, config=TimingConfig(warmup=0, repeats=REPEATS))
         _overhead(report, cluster.address)
-    comparable = not seen["different"]
-    note = "" if comparable else f"results differ from in-process: {seen['different']}"
+    different = _differing(seen)
+    comparable = not different
+    note = "" if comparable else f"results differ from in-process: {different}"
     for target, side in (
         ("speedup_processes2_vs_in_process", "processes-2"),
         ("speedup_dask_local2_vs_in_process", "dask-local-2"),
@@ -162,7 +170,7 @@ def _overhead(report: Report, address: str) -> None:
         tasks = [Task(empty_task, {}, i) for i in range(n)]
         timed[n] = report.time(
             f"empty_tasks_{n}",
-            {name: _runner(tasks, ex, None, {}, name) for name, ex in executions.items()},
+            {name: _runner(tasks, ex, {}, name) for name, ex in executions.items()},
             config=TimingConfig(warmup=1, repeats=REPEATS),
         )
     report.figure(
