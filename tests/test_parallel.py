@@ -163,3 +163,27 @@ def test_a_change_anywhere_in_the_package_changes_every_task_key(tmp_path, monke
     parallel.package_digest.cache_clear()
     real = parallel.package_digest()
     assert len(real) == 64 and parallel.package_digest() is real  # computed once per process
+
+
+def test_a_silent_address_is_a_clear_error_not_a_hang():
+    """Something accepts the connection and never answers (a firewall, a stuck process):
+    the identity request times out after ``connect_timeout_s`` and the run says so."""
+    pytest.importorskip("distributed")
+    import socket
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()  # the kernel completes the handshake; nobody ever reads or writes
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(UsageError, match=r"cannot reach .* within 2 s \(TimeoutError\)"):
+            run_tasks(
+                _tasks(1),
+                Execution(scheduler=address, cache=False, connect_timeout_s=2),
+                command="t",
+            )
+    finally:
+        server.close()
+    assert time.perf_counter() - t0 < 120  # a hang guard, not a speed check
