@@ -4,7 +4,7 @@ The sweep is bandit-replicable's worst-case cell: an algorithm on the two-level 
 family (k = 5 arms, one better by the gap Δ) at a horizon T, ``runs`` independent
 executions, through the bandit core's public ``run_experiment``. 24 cells (UCB1 and
 Thompson sampling × horizons 5000 and 20000 × 6 gaps, :data:`RUNS_PER_CELL` runs each),
-each a task of :func:`bandit_cell`: about 7 s of CPU in one process on an idle core.
+each a task of :func:`bandit_cell`: about 3 s of CPU in one process on an idle core.
 Reduced size: the machine these figures come from is 2 cores shared by up to 8
 engineers' jobs, and the whole benchmark must finish in about 15 minutes there. The fixed
 costs of a parallel run (starting processes or a cluster, each process's first imports)
@@ -54,8 +54,8 @@ TARGETS = {
     ),
 }
 SEED = 0
-RUNS_PER_CELL = 12  # executions per cell (see the module docstring for the reduced size)
-REPEATS = 3  # interleaved rounds of the sweep (each side's first call includes start-up)
+RUNS_PER_CELL = 6  # executions per cell (see the module docstring for the reduced size)
+REPEATS = 5  # interleaved rounds (the harness minimum; each side's first call includes start-up)
 
 
 def bandit_cell(config: dict, seed: int) -> dict:
