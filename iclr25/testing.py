@@ -104,13 +104,27 @@ def wait_until(condition, timeout_s: float, what: str, every_s: float = 0.05):
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
+def _die_with_parent() -> None:
+    """In a child about to exec (Linux): SIGTERM when the process that started it ends,
+    even by SIGKILL or an unhandled SIGTERM (no ``stop()``), so a killed test run or
+    benchmark leaves no scheduler or worker behind. Elsewhere, nothing."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+
+
 class DaskProcesses:
     """A Dask cluster on this machine as a real one is: a ``dask scheduler`` and
     ``dask worker`` processes (one thread each, no nanny: a worker *is* its process, so
     it can be killed) on 127.0.0.1 with ephemeral ports, started in their own sessions
     (a Ctrl-C sent to a test's process group misses them), logs in ``folder``.
 
-    For tests and benchmarks; :meth:`stop` ends every process it started."""
+    For tests and benchmarks; :meth:`stop` ends every process it started, and on Linux
+    they also end when this process does (create it in a thread that outlives them)."""
 
     def __init__(self, folder, env: dict | None = None) -> None:
         import json
@@ -148,6 +162,7 @@ class DaskProcesses:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         self.processes.append(proc)
         return proc

@@ -13,6 +13,28 @@ SIDES = {
 }
 
 
+def _setting(doc: dict) -> str:
+    """The sweep's size and how busy the machine was (the figures depend on both)."""
+    sweep = doc["figures"]["sweep"]
+    load = doc["figures"].get("machine_load")
+    cpu_s = doc["timings"]["sweep"]["in-process"].get("cpu_median_s")
+    text = (
+        f"The sweep: {num(sweep['cells'])} cells of {num(sweep['runs_per_cell'])} runs each, "
+        f"{num(cpu_s)} s of CPU in one process (median); "
+        f"{doc['timing_protocol']['repeats']} interleaved rounds, no warm-up round (each "
+        "side's first call includes its start-up)."
+    )
+    if load:
+        text += (
+            f" The machine has {num(load['cores'])} cores; its 1-minute load average was "
+            f"{num(load['load_avg_1min_start'])} when the run started and "
+            f"{num(load['load_avg_1min_end'])} when it ended (other jobs share it: above "
+            f"{num(load['cores'])}, every process gets only a share of a core, and the "
+            "speed-ups below measure that share as much as the parallelism)."
+        )
+    return text
+
+
 def render_overhead(sources) -> str:
     doc = sources.load(RESULT)
     sweep = doc["timings"]["sweep"]
@@ -31,10 +53,10 @@ def render_overhead(sources) -> str:
     )
     identical = "identical to" if doc["figures"]["sweep"]["identical_results"] else "NOT equal to"
     return (
-        f"{table}\n\nEvery backend's results were {identical} the in-process ones. "
-        f"Per-task overhead: the slope of the wall time of {small} and {large} empty tasks "
-        f"(median of {doc['timing_protocol']['repeats']} interleaved rounds), so the fixed cost "
-        f"of starting or connecting is left out:\n\n{per_task}\n"
+        f"{_setting(doc)}\n\n{table}\n\nEvery backend's results were {identical} the "
+        f"in-process ones. Per-task overhead: the slope of the wall time of {small} and "
+        f"{large} empty tasks (median of {doc['timing_protocol']['repeats']} interleaved "
+        f"rounds), so the fixed cost of starting or connecting is left out:\n\n{per_task}\n"
     )
 
 
