@@ -201,7 +201,9 @@ def package_digest() -> str:
     files = (
         p
         for p in PACKAGE_DIR.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+        if p.is_file()
+        and "__pycache__" not in p.relative_to(PACKAGE_DIR).parts
+        and p.suffix not in (".pyc", ".pyo")
     )
     return _digest_files(PACKAGE_DIR, files)
 
