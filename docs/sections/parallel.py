@@ -28,9 +28,8 @@ def _setting(doc: dict) -> str:
         text += (
             f" The machine has {num(load['cores'])} cores; its 1-minute load average was "
             f"{num(load['load_avg_1min_start'])} when the run started and "
-            f"{num(load['load_avg_1min_end'])} when it ended (other jobs share it: above "
-            f"{num(load['cores'])}, every process gets only a share of a core, and the "
-            "speed-ups below measure that share as much as the parallelism)."
+            f"{num(load['load_avg_1min_end'])} when it ended (other jobs shared it; see "
+            "*Reading these figures* below)."
         )
     return text
 
