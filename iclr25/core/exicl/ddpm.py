@@ -10,7 +10,8 @@ Symbols (code → paper):
 - :meth:`step` → τ^{i−1} = μ + √Σ_i · z (no noise at i = 0).
 
 Indices run i = 0 … T−1 as in diffusers' ``DDPMScheduler`` (whose ``step`` this matches
-to 1e-6 with ``variance_type="fixed_small"``, ``clip_sample=False``; see the tests).
+to 1e-6 with ``variance_type="fixed_small"`` and ``clip_sample`` = our ``clip``; see the
+tests).
 Schedules: ``linear`` (β from 1e-4 to 0.02 scaled to T steps) and ``cosine`` (Nichol &
 Dhariwal 2021, β capped at 0.999; diffusers' ``squaredcos_cap_v2``).
 """
@@ -78,13 +79,19 @@ class DDPM:
         mean = self._at(self.coef_x0, i, x_t) * x0 + self._at(self.coef_xt, i, x_t) * x_t
         return mean, self._at(self.posterior_variance, i, x_t)
 
-    def p_mean_variance(self, x_t, i, eps):
-        return self.posterior(x_t, i, self.predict_x0(x_t, i, eps))
+    def p_mean_variance(self, x_t, i, eps, clip: bool = True):
+        """(μ_θ, Σ_i); with ``clip`` the predicted τ̂^0 is clamped to [−1, 1] first (the
+        data range; Diffuser's ``clip_denoised``, diffusers' ``clip_sample``). Without it
+        the cosine schedule's last levels (ᾱ ≈ 0) make τ̂^0 explode."""
+        x0 = self.predict_x0(x_t, i, eps)
+        if clip:
+            x0 = x0.clamp(-1.0, 1.0)
+        return self.posterior(x_t, i, x0)
 
-    def step(self, eps, i: int, x_t, noise):
+    def step(self, eps, i: int, x_t, noise, clip: bool = True):
         """One unguided reverse step τ^i → τ^{i−1} for a scalar level ``i``."""
         import torch
 
         idx = torch.full((x_t.shape[0],), i, dtype=torch.long)
-        mean, var = self.p_mean_variance(x_t, idx, eps)
+        mean, var = self.p_mean_variance(x_t, idx, eps, clip)
         return mean if i == 0 else mean + var.sqrt() * noise

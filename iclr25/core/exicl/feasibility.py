@@ -12,7 +12,9 @@ Symbols (code → paper):
 - :func:`noise_robust_icl_loss` → L_NR(ω) = E_i[ −E_{τ∈D_E} mean_t log φ(s_t^i, i)
   + E_{τ̂~p̃} mean_t log φ(ŝ_t^i, i) ], τ^i ~ q(τ^i | τ^0), i drawn per trajectory with
   more weight on low noise (i = ⌊T u²⌋, u uniform; our choice), log φ computed as
-  log(φ + 10⁻⁵) as in Malik et al.'s code.
+  log(φ + 10⁻⁵) as in Malik et al.'s code. Plus −E_{τ∈D_E} mean_t log φ(s_t, 0) on the
+  clean expert states (our addition: the level-0 mask must allow every expert state, and
+  the noised term alone lets the generated term win at low noise).
 - :func:`sparsity_loss` → E_x[1 − φ(x, 0)] over states x drawn uniformly from the map
   (δ_s in the paper's Eq. 12; "closeness to everything allowed").
 - :func:`info_nce_loss` → δ_d term of Eq. 13, in our InfoNCE form per state x:
@@ -170,6 +172,7 @@ def noise_robust_icl_loss(phi_fn, expert_u, generated_u, ddpm, generator, extra_
         return log_phi(logits).mean()
 
     loss = -mean_log_phi(expert_u) + mean_log_phi(generated_u)
+    loss = loss - log_phi(phi_fn(expert_u.reshape(1, -1, 2), 0.0)).mean()  # clean experts
     if extra_expert is not None and len(extra_expert):
         loss = loss - log_phi(phi_fn(extra_expert[None], 0.0)).mean()
     return loss
