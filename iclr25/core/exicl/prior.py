@@ -7,10 +7,11 @@ The start s_0 and the goal s_{H−1} are inpainted: written back into τ^i after
 reverse step, and into the noised input during training (as Diffuser's
 ``apply_conditioning``), so the model learns to use them.
 
-Denoiser ε_θ(τ^i, i): an MLP on the flattened trajectory (2H) and a sinusoidal embedding
-of the level i, ``width`` units per hidden layer, SiLU. Trained with the simple DDPM loss
-E‖ε − ε_θ(√ᾱ_i τ^0 + √(1−ᾱ_i) ε, i)‖² (Ho et al. 2020) on the nominal data only (never
-the demonstrations), so one prior serves every hidden constraint of a layout family.
+Denoiser: τ̂^0_θ(τ^i, i) = √ᾱ_i·τ^i + an MLP on the flattened trajectory (2H) and a
+sinusoidal embedding of the level i, ``width`` units per hidden layer, SiLU, trained on
+E‖τ^0 − τ̂^0_θ(√ᾱ_i τ^0 + √(1−ᾱ_i) ε, i)‖² (Diffuser's x0-prediction) and used as ε_θ.
+Trained on the nominal data only (never the demonstrations), so one prior serves every
+hidden constraint of a layout family.
 
 Saved as safetensors with metadata: the spec it was trained for (its digest is checked on
 load: a prior for another spec is an input error), horizon, diffusion steps, schedule,
@@ -29,7 +30,7 @@ import numpy as np
 from iclr25.core.exicl.ddpm import DDPM
 from iclr25.errors import InputError
 
-FORMAT = "iclr25-exicl-prior/1"
+FORMAT = "iclr25-exicl-prior/2"  # /2: the skip term of the denoiser
 
 
 @dataclass(frozen=True)
@@ -74,15 +75,23 @@ def level_embedding(i, dim: int = 32):
     return torch.cat([angles.sin(), angles.cos()], dim=1)
 
 
-def make_denoiser(horizon: int, width: int, layers: int):
+def make_denoiser(horizon: int, width: int, layers: int, steps: int, schedule: str):
     import torch
     from torch import nn
 
+    a_bar = torch.as_tensor(DDPM(steps, schedule).alpha_bar.numpy(), dtype=torch.float32)
+
     class Denoiser(nn.Module):
-        """ε_θ(τ^i, i): (B, H, 2), (B,) → (B, H, 2)."""
+        """τ̂^0_θ(τ^i, i) = √ᾱ_i·τ^i + MLP(τ^i, i), returned as ε (B, H, 2), (B,) → (B, H, 2).
+
+        Diffuser's ``predict_epsilon=False``: the network predicts the clean trajectory
+        (smooth, easy for an MLP), trained on ‖τ̂^0 − τ^0‖²; :meth:`forward` converts it to
+        ε = (τ^i − √ᾱ_i τ̂^0) / √(1 − ᾱ_i) so the DDPM and the guided step are unchanged.
+        The skip √ᾱ_i·τ^i is the optimal linear predictor of τ^0 for unit-variance data."""
 
         def __init__(self) -> None:
             super().__init__()
+            self.register_buffer("a_bar", a_bar)
             self.embed = nn.Sequential(nn.Linear(32, 64), nn.SiLU(), nn.Linear(64, 64))
             dims = [2 * horizon + 64] + [width] * layers
             blocks: list[nn.Module] = []
@@ -90,10 +99,15 @@ def make_denoiser(horizon: int, width: int, layers: int):
                 blocks += [nn.Linear(a, b), nn.SiLU()]
             self.body = nn.Sequential(*blocks, nn.Linear(width, 2 * horizon))
 
-        def forward(self, x, i):
+        def x0(self, x, i):
             b = x.shape[0]
             h = torch.cat([x.reshape(b, -1), self.embed(level_embedding(i))], dim=1)
-            return self.body(h).reshape(b, horizon, 2)
+            ab = self.a_bar[i].reshape(b, 1, 1)
+            return ab.sqrt() * x + self.body(h).reshape(b, horizon, 2)
+
+        def forward(self, x, i):
+            ab = self.a_bar[i].reshape(x.shape[0], 1, 1).to(x.dtype)
+            return (x - ab.sqrt() * self.x0(x, i)) / (1.0 - ab).sqrt()
 
     return Denoiser()
 
@@ -127,7 +141,9 @@ def train_prior(trajectories: np.ndarray, spec, config: PriorConfig, seed: int,
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
     ddpm = DDPM(config.steps, config.schedule)
-    model = make_denoiser(config.horizon, config.width, config.layers)
+    model = make_denoiser(
+        config.horizon, config.width, config.layers, config.steps, config.schedule
+    )
     data = torch.as_tensor(to_unit(trajectories, spec.width, spec.height), dtype=torch.float32)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.train_steps, config.lr * 0.05)
@@ -139,7 +155,7 @@ def train_prior(trajectories: np.ndarray, spec, config: PriorConfig, seed: int,
         noise = torch.randn(x0.shape, generator=g)
         x_t = ddpm.q_sample(x0, i, noise)
         x_t[:, 0], x_t[:, -1] = x0[:, 0], x0[:, -1]
-        loss = ((model(x_t, i) - noise)[:, 1:-1] ** 2).mean()
+        loss = ((model.x0(x_t, i) - x0)[:, 1:-1] ** 2).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -201,7 +217,9 @@ def load_prior(path: Path, spec=None, flag: str = "--prior") -> Prior:
             f"(hash {spec.digest()})",
             "train a prior for this spec with `iclr25 exicl train-prior`",
         )
-    model = make_denoiser(config.horizon, config.width, config.layers)
+    model = make_denoiser(
+        config.horizon, config.width, config.layers, config.steps, config.schedule
+    )
     model.load_state_dict(state)
     model.eval()
     prior_meta = {**json.loads(meta.get("meta", "{}")), "spec": spec_dict}
