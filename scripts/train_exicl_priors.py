@@ -31,6 +31,7 @@ from iclr25.core.exicl.prior import PriorConfig, load_prior, save_prior
 from iclr25.core.exicl.sampler import Guidance, fill_path, sample, to_cells
 from iclr25.core.exicl.verifier import verify
 from iclr25.paths import package_file
+from iclr25.provenance import provenance
 
 LAYOUTS = ("wall", "box")
 GUIDE_SCALE = 0.2
@@ -78,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         report["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
         summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
         summary[layout] = report
+        summary["provenance"] = provenance(
+            ["python", "scripts/train_exicl_priors.py", *sys.argv[1:]], [0]
+        )
         atomic.write_json(summary_path, summary)
         print(f"wrote {path}")
     if args.check:

@@ -33,7 +33,7 @@ def train_prior_command(
     layout: opt.LayoutOpt = opt.Layout.wall,
     nominal: opt.NominalOpt = None,
     horizon: opt.HorizonOpt = 32,
-    train_steps: opt.TrainStepsOpt = 2000,
+    train_steps: opt.TrainStepsOpt = 3000,
     trajectories: opt.TrajectoriesOpt = 2000,
     tolerance: opt.ToleranceOpt = 0.10,
     state_columns: opt.StateColsOpt = "x,y",

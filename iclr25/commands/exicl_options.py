@@ -49,7 +49,7 @@ PriorOpt = Annotated[
 SaveOpt = Annotated[Path, typer.Option("--save", help="Where to write the prior (.safetensors).")]
 NominalOpt = Annotated[
     Path | None,
-    typer.Option("--nominal", help="Non-expert trajectories for the prior (same formats as --demos)."),
+    typer.Option("--nominal", help="Non-expert trajectories for the prior (formats as --demos)."),
 ]
 MasksOpt = Annotated[
     Path,
@@ -57,16 +57,14 @@ MasksOpt = Annotated[
 ]
 KOpt = Annotated[int, typer.Option("--k", help="Constraints to learn (K).")]
 DiversityOpt = Annotated[
-    float, typer.Option("--diversity", help="δ_d, weight of the InfoNCE diversity term (0 = control).")
+    float, typer.Option("--diversity", help="δ_d, InfoNCE diversity weight (0 = control).")
 ]
 SparsityOpt = Annotated[float, typer.Option("--sparsity", help="δ_s, weight of E[1 − φ].")]
 RoundsOpt = Annotated[int, typer.Option("--rounds", help="Exploration rounds per constraint.")]
 SamplesOpt = Annotated[int, typer.Option("--samples", help="Guided samples per round.")]
 ToleranceOpt = Annotated[
     float,
-    typer.Option(
-        "--tolerance", help="A demo is optimal if ≤ (1 + tolerance) × the constrained shortest path."
-    ),
+    typer.Option("--tolerance", help="A demo is optimal if ≤ (1 + tolerance) × the shortest path."),
 ]
 HorizonOpt = Annotated[int, typer.Option("--horizon", help="States per trajectory of the prior.")]
 TrainStepsOpt = Annotated[int, typer.Option("--train-steps", help="Optimiser steps of the prior.")]
@@ -260,8 +258,14 @@ def render_experiment(console, results) -> None:
     from iclr25.output import rows_table
 
     rows = [
-        {"condition": name, "value": c["value"], "ci95": c["ci95"], "threshold": c["threshold"],
-         "passed": c["passed"], "what": c["text"]}  # fmt: skip
+        {
+            "condition": name,
+            "value": c["value"],
+            "ci95": c["ci95"],
+            "threshold": c["threshold"],
+            "passed": c["passed"],
+            "what": c["text"],
+        }  # fmt: skip
         for name, c in results["conditions"].items()
     ]
     console.print(rows_table(rows, title="exicl experiment: pass conditions (fixed in code)"))

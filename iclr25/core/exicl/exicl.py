@@ -86,7 +86,8 @@ def _expert_unit(demos: Demos, prior: Prior):
     import torch
 
     traj = demos.padded(prior.config.horizon)  # (N, H, 2)
-    return torch.as_tensor(to_unit(traj, prior.width_cells, prior.height_cells), dtype=torch.float32)
+    unit = to_unit(traj, prior.width_cells, prior.height_cells)
+    return torch.as_tensor(unit, dtype=torch.float32)
 
 
 def _probe(n: int, generator):
@@ -118,7 +119,7 @@ def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, genera
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return float(loss)
+    return float(loss.detach())
 
 
 def _mean_cost(net, x_u) -> float:
@@ -140,7 +141,7 @@ def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: E
     expert_u = _expert_unit(demos, prior)
     guidance = Guidance(scale=config.guidance_scale)
     lam = config.lambda_init
-    for r in range(config.rounds):
+    for _ in range(config.rounds):
         pick = rng.integers(0, len(demos), config.samples)
         cost = _cost_fn(net)
         traj = sample(prior, demos.starts[pick], demos.goals[pick], int(rng.integers(2**62)),

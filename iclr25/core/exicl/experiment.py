@@ -61,8 +61,8 @@ class ExperimentConfig:
         if n < 2:
             raise UsageError(f"--seeds {n}: intervals need ≥ 2 seeds", "use --seeds ≥ 2")
         config = cls(seeds=n, k=k, rounds=rounds, samples=samples)
-        if quick:
-            config = replace(config, rounds=min(rounds, 10), samples=min(samples, 16))
+        if quick:  # ~8 recoveries of ≤ 1 CPU-minute each
+            config = replace(config, k=min(k, 3), rounds=min(rounds, 6), samples=min(samples, 16))
         from iclr25.core.exicl.exicl import ExiclConfig
 
         ExiclConfig(k=config.k, rounds=config.rounds, samples=config.samples).validate()

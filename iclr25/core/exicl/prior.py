@@ -40,9 +40,9 @@ class PriorConfig:
     schedule: str = "cosine"
     width: int = 128  # hidden units per layer of the MLP denoiser
     layers: int = 3  # hidden layers
-    train_steps: int = 2000  # optimiser steps
+    train_steps: int = 3000  # optimiser steps
     batch: int = 128
-    lr: float = 1e-3  # Adam, cosine-decayed to 5 % over the run
+    lr: float = 2e-3  # Adam, cosine-decayed to 5 % over the run
     trajectories: int = 2000  # nominal trajectories generated when none are given
 
 

@@ -14,6 +14,8 @@ from iclr25.core.exicl.sampler import Guidance, objective, sample
 @pytest.mark.parametrize("schedule, beta", [("linear", "linear"), ("cosine", "squaredcos_cap_v2")])
 @pytest.mark.parametrize("clip", [False, True])
 def test_posterior_step_equals_diffusers(schedule, beta, clip):
+    """Our DDPM step = diffusers' DDPMScheduler.step (fixed_small variance, ε-prediction).
+    diffusers keeps its schedule in float32, so agreement is to float32 precision."""
     from diffusers import DDPMScheduler
 
     steps = 30
@@ -22,29 +24,24 @@ def test_posterior_step_equals_diffusers(schedule, beta, clip):
                         clip_sample=clip, prediction_type="epsilon")  # fmt: skip
     ref.set_timesteps(steps)
     g = torch.Generator().manual_seed(0)
-    for i in (steps - 1, 17, 5, 1):
-        x = torch.randn((4, 8, 2), generator=g, dtype=torch.float64) * 2
+    for i in (steps - 1, 17, 5, 1, 0):
+        x = torch.randn((4, 8, 2), generator=g, dtype=torch.float64)
         eps = torch.randn((4, 8, 2), generator=g, dtype=torch.float64)
         idx = torch.full((4,), i, dtype=torch.long)
-        mean, var = ours.p_mean_variance(x, idx, eps, clip)
-        expected = ref.step(eps, i, x, generator=None, return_dict=True)
-        # diffusers adds σ·z; compare the mean through its pred_original_sample
-        x0 = expected.pred_original_sample
-        mean_ref = ours.posterior(x, idx, x0)[0]
-        ours_x0 = ours.predict_x0(x, idx, eps)
-        ours_x0 = ours_x0.clamp(-1, 1) if clip else ours_x0
-        # diffusers keeps its schedule in float32: τ̂^0 and the full step agree to ~1e-5
-        np.testing.assert_allclose(ours_x0.numpy(), x0.numpy(), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(mean.numpy(), mean_ref.numpy(), atol=1e-6)
-        np.testing.assert_allclose(var.reshape(-1)[0].item(), float(ref._get_variance(i)), atol=1e-6)
-        # and the full step with a fixed noise equals diffusers' deterministic part + σ z
-        noise = torch.randn((4, 8, 2), generator=g, dtype=torch.float64)
-        step = ours.step(eps, i, x, noise, clip)
         z = torch.randn((4, 8, 2), generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-        dif = ref.step(eps, i, x, generator=torch.Generator().manual_seed(1)).prev_sample
-        expected_step = mean + (var.sqrt() * z if i > 0 else 0)
-        np.testing.assert_allclose(dif.numpy(), expected_step.numpy(), rtol=1e-4, atol=1e-5)
-        assert step.shape == x.shape
+        out = ref.step(eps, i, x, generator=torch.Generator().manual_seed(1))
+        # τ̂^0, Σ_i, the posterior mean given diffusers' own τ̂^0, and the whole step
+        x0 = ours.predict_x0(x, idx, eps)
+        x0 = x0.clamp(-1, 1) if clip else x0
+        np.testing.assert_allclose(x0.numpy(), out.pred_original_sample.numpy(), rtol=1e-4)
+        mean, var = ours.p_mean_variance(x, idx, eps, clip)
+        sigma = float(ref._get_variance(i)) ** 0.5 if i > 0 else 0.0
+        their_mean = out.prev_sample - sigma * z
+        given = ours.posterior(x, idx, out.pred_original_sample)[0]
+        np.testing.assert_allclose(given.numpy(), their_mean.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(float(var.reshape(-1)[0]) ** 0.5, sigma, rtol=1e-5, atol=1e-7)
+        step = ours.step(eps, i, x, z, clip)
+        np.testing.assert_allclose(step.numpy(), out.prev_sample.numpy(), rtol=1e-4, atol=1e-5)
 
 
 def _tiny_prior(horizon: int = 8) -> Prior:

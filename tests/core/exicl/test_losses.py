@@ -43,7 +43,8 @@ def test_info_nce_is_zero_without_accepted_constraints():
 
 def test_info_nce_grows_as_phi_nears_an_accepted_forbidding_constraint():
     accepted = torch.zeros((1, 20))  # φ̃ forbids all 20 points
-    values = [float(F.info_nce_loss(torch.full((20,), p), accepted, 0.1)) for p in (1.0, 0.7, 0.3, 0.0)]
+    levels = (1.0, 0.7, 0.3, 0.0)
+    values = [float(F.info_nce_loss(torch.full((20,), p), accepted, 0.1)) for p in levels]
     assert all(a < b for a, b in zip(values, values[1:], strict=False))
     # where φ̃ allows (φ̃ = 1) the positive and negative coincide: log 2, no gradient
     allowed = torch.ones((1, 20))
