@@ -102,18 +102,19 @@ def test_prior_for_another_spec_is_refused(cli, small, tmp_path):
     assert again.returncode == 2 and "--overwrite" in again.stderr
 
 
+@pytest.mark.timeout(1200)  # three console-script runs; slow only on a crowded machine
 def test_recover_same_seed_same_results(cli, small, tmp_path):
     env, demos, _ = small
     prior = tmp_path / "p.safetensors"
     cli("exicl", "train-prior", "--env", env, "--demos", demos, "--save", prior,
         "--train-steps", "20", "--trajectories", "40", "--horizon", "12")  # fmt: skip
-    args = ("exicl", "recover", "--env", env, "--demos", demos, "--prior", prior, "--k", "2",
+    args = ("exicl", "recover", "--env", env, "--demos", demos, "--prior", prior, "--k", "1",
             "--rounds", "2", "--samples", "4", "--json", "--seed", "5")  # fmt: skip
-    a, b = cli(*args), cli(*args)
+    a, b = cli(*args, timeout=600), cli(*args, timeout=600)
     assert a.returncode == 0, a
     ra, rb = a.json()["results"], b.json()["results"]
     assert ra == rb
-    assert len(ra["constraints"]) == 2 and ra["trivial"] is False
+    assert len(ra["constraints"]) == 1 and ra["trivial"] is False
     for row in ra["constraints"]:  # the exact verdict agrees with its own gap
         if row["exact_feasible"]:
             assert row["expert_violations"] == 0 and row["relative_gap"] <= 0.1 + 1e-9

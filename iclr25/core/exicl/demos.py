@@ -225,7 +225,7 @@ def _check_grid(spec: GridSpec, eps, flag: str) -> list[np.ndarray]:
 
 
 def _check_point(spec: PointSpec, eps, flag: str) -> list[np.ndarray]:
-    from iclr25.core.exicl.point2d import illegal_segments, inside_any
+    from iclr25.core.exicl.geometry import illegal_segments, inside_any
 
     for i, e in enumerate(eps):
         outside = (

@@ -38,7 +38,8 @@ def _grid_witness(spec: GridSpec, traj: np.ndarray, blocked: np.ndarray, bound: 
 
 
 def _point_witness(spec: PointSpec, traj: np.ndarray, mask: np.ndarray, bound: float) -> bool:
-    from iclr25.core.exicl.point2d import illegal_segments, segment_cells
+    from iclr25.core.exicl.geometry import illegal_segments
+    from iclr25.core.exicl.point2d import segment_cells
 
     if illegal_segments(traj[:-1], traj[1:], spec.polygons).any():
         return False

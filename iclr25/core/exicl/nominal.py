@@ -96,7 +96,7 @@ def nominal_grid(spec: GridSpec, regions, n: int, horizon: int, seed: int,
 def nominal_point(spec: PointSpec, regions, n: int, horizon: int, seed: int,
                   on_progress=None) -> np.ndarray:  # fmt: skip
     """point2d: noisy lattice paths (lattice of spacing 1), thinned to ≤ max_step moves."""
-    from iclr25.core.exicl.point2d import illegal_segments
+    from iclr25.core.exicl.geometry import illegal_segments
 
     walls = spec.walls
     coarse = GridSpec(spec.width, spec.height, walls, 8)

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from iclr25.core.exicl.demos import Demos
+from iclr25.core.exicl.geometry import illegal_segments, inside_any
 from iclr25.core.exicl.spec import PointSpec
 
 MOVES_16 = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1),
@@ -36,48 +37,6 @@ SAMPLES_PER_MOVE = 8
 # ---------------------------------------------------------------------------------------
 # Geometry
 # ---------------------------------------------------------------------------------------
-def inside_any(points: np.ndarray, polygons) -> np.ndarray:
-    """(P,) bool: which points lie strictly inside some polygon (even-odd ray casting)."""
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    out = np.zeros(len(pts), dtype=bool)
-    x, y = pts[:, 0], pts[:, 1]
-    for poly in polygons:
-        v = np.asarray(poly, dtype=np.float64)
-        inside = np.zeros(len(pts), dtype=bool)
-        for (x1, y1), (x2, y2) in zip(v, np.roll(v, -1, axis=0), strict=True):
-            crosses = (y1 > y) != (y2 > y)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
-            inside ^= crosses & (x < xc)
-        out |= inside
-    return out
-
-
-def _segments_cross(a, b, c, d) -> np.ndarray:
-    """(P,) bool: segment a[p]b[p] properly intersects segment cd (c, d fixed points)."""
-
-    def orient(p, q, r):
-        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (
-            r[..., 0] - p[..., 0]
-        )
-
-    o1, o2 = orient(a, b, c), orient(a, b, d)
-    o3, o4 = orient(c, d, a), orient(c, d, b)
-    return (o1 * o2 < 0) & (o3 * o4 < 0)
-
-
-def illegal_segments(a: np.ndarray, b: np.ndarray, polygons) -> np.ndarray:
-    """(P,) bool: segments a[p]→b[p] that cross a polygon edge or pass through a polygon."""
-    a = np.asarray(a, dtype=np.float64).reshape(-1, 2)
-    b = np.asarray(b, dtype=np.float64).reshape(-1, 2)
-    bad = inside_any((a + b) / 2.0, polygons)
-    for poly in polygons:
-        v = np.asarray(poly, dtype=np.float64)
-        for c, d in zip(v, np.roll(v, -1, axis=0), strict=True):
-            bad |= _segments_cross(a, b, c, d)
-    return bad
-
-
 def cell_of(points: np.ndarray, spec: PointSpec) -> np.ndarray:
     """(…,) flat cell index y·W + x of points (…, 2)."""
     c = np.floor(np.asarray(points) + 0.5).astype(np.int64)
@@ -157,7 +116,7 @@ def required_cells_point(spec: PointSpec, demos: Demos) -> np.ndarray:
 
 
 def verify_point(spec: PointSpec, demos: Demos, masks: np.ndarray, tolerance: float):
-    from iclr25.core.exicl.verifier import Verdicts, demo_lengths
+    from iclr25.core.exicl.verdicts import Verdicts, demo_lengths
 
     masks = np.asarray(masks, dtype=bool).reshape(-1, spec.height, spec.width)
     lengths = demo_lengths(spec, demos)
@@ -185,7 +144,7 @@ def verify_point(spec: PointSpec, demos: Demos, masks: np.ndarray, tolerance: fl
 
 
 def relevant_region_point(spec: PointSpec, demos: Demos) -> np.ndarray:
-    from iclr25.core.exicl.verifier import demo_lengths
+    from iclr25.core.exicl.verdicts import demo_lengths
 
     lengths = demo_lengths(spec, demos)
     s_node, _ = _snap(demos.starts, spec)

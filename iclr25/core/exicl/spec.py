@@ -84,7 +84,7 @@ class PointSpec:
     @property
     def walls(self) -> np.ndarray:
         """Cells whose centre lies inside a polygon (for plots and the prior's decoding)."""
-        from iclr25.core.exicl.point2d import inside_any
+        from iclr25.core.exicl.geometry import inside_any
 
         ys, xs = np.mgrid[0 : self.height, 0 : self.width]
         pts = np.stack([xs.ravel(), ys.ravel()], axis=1).astype(float)
