@@ -52,9 +52,24 @@ def render_experiment(sources) -> str:
                                      "IoU with truth", "cost variance", "GDV = exact"])  # fmt: skip
     size = (f"{res['seeds']} seeds, K = {config['k']}, {config['rounds']} rounds × "
             f"{config['samples']} guided samples per constraint")  # fmt: skip
+    notes = []
+    wall = res["methods"]["wall"]
+    if wall["exicl"] == wall["control"]:
+        notes.append(
+            "ExICL and the control produced identical metrics on `wall`: no candidate passed "
+            "the GDV, so none was accepted and the diversity term never had a negative — "
+            "with our acceptance rule the exploration then reduces to the control."
+        )
+    if not any(m["n_exact_feasible"]["mean"] for lay in res["methods"].values()
+               for m in lay.values()):  # fmt: skip
+        notes.append(
+            "No learned constraint was exactly feasible at this size, so the effect the paper "
+            "claims (several distinct feasible constraints) did not appear here."
+        )
+    extra = "".join(f"\n\n{n}" for n in notes)
     return (
         f"Study `exicl-experiment-quick` ({size}):\n\n{table}\n\n{metrics}\n\n"
-        f"**Verdict: {res['verdict']}** — {res['summary']}."
+        f"**Verdict: {res['verdict']}** — {res['summary']}.{extra}"
     )
 
 
