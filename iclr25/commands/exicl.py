@@ -123,7 +123,7 @@ def verify_command(
     check_inputs(problem, 10**9, tolerance)
     arrays = opt.read_masks(masks)
     with run.timer("verify_s"):
-        results = verify_masks(problem, arrays, tolerance, run.device.kind)
+        results = verify_masks(problem, arrays, tolerance, opt.verify_device(run))
     run.finish(results, {"masks": str(masks), "tolerance": tolerance}, opt.render_verify)
 
 

@@ -176,6 +176,18 @@ def obtain_prior(run, path: Path | None, problem, horizon: int):
     return prior
 
 
+def verify_device(run) -> str:
+    """``cuda`` when the device is CUDA and CuPy sees it (the kernel), else ``cpu``."""
+    if run.device.kind != "cuda":
+        return "cpu"
+    from iclr25.gpu import get_cupy
+
+    if get_cupy() is None:
+        run.warn("CuPy does not see the GPU: exact verification runs on the CPU (scipy)")
+        return "cpu"
+    return "cuda"
+
+
 def read_masks(path: Path):
     import numpy as np
 
