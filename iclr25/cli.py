@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "carbon_report",
     "exicl",
     "gpu_bench",
+    "mufu",
     "info",
     "cite",
     "demo",
