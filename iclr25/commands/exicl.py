@@ -168,8 +168,8 @@ def _demo_headline(doc: dict) -> str:
 DEMO = (
     DemoStep(
         "exicl recover",
-        ("exicl", "recover", "--k", "3", "--rounds", "8"),
+        ("exicl", "recover", "--k", "2", "--rounds", "4", "--samples", "16"),
         _demo_headline,
-        timeout_s=240.0,
+        timeout_s=180.0,
     ),
 )
