@@ -128,7 +128,9 @@ def render_episode(rng: np.random.Generator, words) -> tuple[list[str], list[str
     )
     noise = float(rng.choice(list(NOISE_PROBS), p=list(NOISE_PROBS.values())))
     shown = synthetic.add_label_noise(rng, [e.label for e in examples], noise)
-    segments = [template.format(text=e.text, label=lab) for e, lab in zip(examples, shown)]
+    segments = [
+        template.format(text=e.text, label=lab) for e, lab in zip(examples, shown, strict=True)
+    ]
     return segments, shown
 
 
@@ -196,6 +198,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "iclr25" / "data" / "icl_model")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--eval-episodes", type=int, default=100, help="per periodic eval")
+    parser.add_argument("--final-episodes", type=int, default=1000, help="final eval")
     parser.add_argument("--templates", choices=sorted(TEMPLATE_SETS), default="compact")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--width", type=int, default=128)
@@ -249,8 +253,8 @@ def main() -> None:
         opt.step()
         sched.step()
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
-            acc = held_out_accuracy(model, tokenizer, 100)
-            repeats = held_out_accuracy(model, tokenizer, 100, words_per_class=1)
+            acc = held_out_accuracy(model, tokenizer, args.eval_episodes)
+            repeats = held_out_accuracy(model, tokenizer, args.eval_episodes, words_per_class=1)
             elapsed = time.perf_counter() - start
             entry = {
                 "step": step + 1,
@@ -263,7 +267,7 @@ def main() -> None:
             print(json.dumps(entry), flush=True)
     wall_s = time.perf_counter() - start
     model.save_pretrained(args.out, safe_serialization=True)
-    final = held_out_accuracy(model, tokenizer, 1000)
+    final = held_out_accuracy(model, tokenizer, args.final_episodes)
     from iclr25.provenance import provenance
 
     log.update(

@@ -135,6 +135,7 @@ def render_search(console, results, timings: dict) -> None:
         for row in results["pass_conditions"]:
             measured = fmt_interval(row["measured"], row["interval"])
             console.print(f"  {row['condition']}: {measured} -> {row['verdict']}")
+    if "verdict" in results:
         console.print(f"verdict: {results['verdict']}")
 
 

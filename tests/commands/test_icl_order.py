@@ -137,7 +137,7 @@ def test_bare_analysis_on_a_user_model(cli, user_model, tmp_path):
     assert set(r["search"]["rank_vs_exhaustive"]) == {"cluster", "sample", "random"}
     assert r["model"] == str(user_model) and r["task"] == DEFAULT_TASK
     assert doc["timings"]["scoring_s"] > 0 and "load_s" in doc["timings"]
-    assert any("at chance" in w and "say nothing about order" for w in doc["warnings"])
+    assert any("at chance" in w and "say nothing about order" in w for w in doc["warnings"])
     assert "Warning: the model is at chance" in result.stderr  # on stderr even with --json
     from iclr25.commands.icl_order import DEMO
 

@@ -34,7 +34,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-MIDDLE_RULES = ("rotate", "rank", "labels")
+#: each rule in a few words (``--middle --help``)
+MIDDLE_RULE_HELP = {
+    "rotate": "the middles cycle through the other candidates from pair to pair",
+    "rank": "the best-ranked other candidates, nearly the same middles for every pair",
+    "labels": "like rank, candidates of labels missing from the prompt first",
+}
+MIDDLE_RULES = tuple(MIDDLE_RULE_HELP)
 #: the rule that measured best (``benchmarks/bench_icl_order.py``; a test checks the
 #: benchmark's result file agrees): the default of the CLI, the library and the benchmark
 DEFAULT_MIDDLE = "rotate"

@@ -121,9 +121,10 @@ def search_results(
         "per_query": per_query,
     }
     if len(methods) > 1:
+        results["verdict"] = controls.verdict_line(comparison, main)
+    if len(methods) > 1 and main == "cluster":  # the paper's claim and its pass conditions
         results["hypothesis"] = controls.HYPOTHESIS
         results["pass_conditions"] = controls.pass_conditions(comparison, evaluations, main)
-        results["verdict"] = controls.verdict_line(comparison, main)
     if has_ex and main != "exhaustive":
         results["accuracy_difference_vs_exhaustive"] = (
             results["accuracy"] - comparison["methods"]["exhaustive"]["accuracy"]

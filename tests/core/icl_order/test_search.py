@@ -239,3 +239,19 @@ def test_fixed_set_orders_the_first_k_candidates(lm, encoded):
     r = run_search(lm, encoded, cfg, seed=0, compare=("exhaustive",)).results
     assert r["evaluations"] == 3 * 12 and r["comparison"]["exhaustive"]["evaluations"] == 3 * 24
     assert r["exhaustive_evaluations_per_query"] == 24
+
+
+def test_default_middle_rule_is_the_best_measured():
+    """The default middle rule of CLI, library and benchmark is the rule whose picks
+    ranked best in the committed benchmark result (benchmarks/results/icl-order.json)."""
+    import json
+    from pathlib import Path
+
+    from iclr25.core.icl_order.cluster_search import DEFAULT_MIDDLE
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "icl-order.json"
+    measured = json.loads(path.read_text())["figures"]["middle_rule_mean_percentile"]
+    rules = {k: v for k, v in measured.items() if k != "sample"}
+    assert set(rules) == {"rotate", "rank", "labels"}
+    assert min(rules, key=rules.get) == DEFAULT_MIDDLE, rules
+    assert SearchConfig().middle == DEFAULT_MIDDLE
