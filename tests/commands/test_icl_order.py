@@ -281,6 +281,7 @@ def test_model_by_hub_id_from_a_local_cache(cli, user_model, tmp_path):
     assert missing.returncode == 2 and str(tmp_path / "hub") in missing.stderr
 
 
+@pytest.mark.timeout(900)  # spawns two workers that import torch and load the model
 def test_search_results_do_not_depend_on_workers(cli):
     """The same shards in-process and in two spawned workers: identical `results`."""
     args = ("--k", "3", "--candidates", "4", "--queries", "6", "--seeds", "2", "--no-cache")
@@ -314,6 +315,7 @@ def pool_files(tmp_path_factory):
     return pool, inputs, examples
 
 
+@pytest.mark.timeout(900)  # three runs, one with two spawned workers
 def test_select_writes_ordered_prompts(cli, pool_files, tmp_path):
     """`select` writes prompts.jsonl in the documented schema; each prompt is the chosen
     demonstrations in order in the template, then the input; exhaustive search's pick

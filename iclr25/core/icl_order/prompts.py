@@ -87,6 +87,21 @@ class EncodedTask:
     def single_token_labels(self) -> bool:
         return all(len(t) == 1 for t in self.label_tokens)
 
+    def restricted(self, indices) -> EncodedTask:
+        """The same task holding only the examples ``indices`` (as dicts keyed by the
+        original index, so every index still means the same example): what a parallel
+        task needs of a large pool, small to ship and to hash."""
+        keep = sorted(set(indices))
+        return EncodedTask(
+            list(self.prefix),
+            {i: self.demos[i] for i in keep},  # type: ignore[arg-type]
+            {i: self.queries[i] for i in keep},  # type: ignore[arg-type]
+            self.label_tokens,
+            {i: self.labels[i] for i in keep},  # type: ignore[arg-type]
+            self.label_words,
+            self.unknown_share,
+        )
+
     def prompt(self, order: tuple[int, ...], query: int) -> list[int]:
         ids = list(self.prefix)
         for index in order:

@@ -69,7 +69,7 @@ class SearchConfig:
     selection: str = "random"
     fixed_set: bool = False  # order a fixed set of k instead of choosing k of n
     max_evaluations: int = 2_000_000  # refuse bigger searches (generous for the embedded model)
-    prefix_cache: bool = True  # score through the KV-cache prefix tree
+    prefix_cache: bool = True  # the KV-cache prefix tree where it saves work (prefix_cache.py)
     middle: str = DEFAULT_MIDDLE  # how cluster search fills the middle (cluster_search.py)
     shard_queries: int = 10  # queries per parallel task (fixed: results ignore --workers)
     bootstrap: int = 2000  # bootstrap resamples for the intervals over queries
@@ -245,12 +245,13 @@ def plan_shards(
 
 # -- scoring one shard with every method ----------------------------------------------
 def make_scorer(lm: LoadedModel, encoded: EncodedTask, prefix_cache: bool, on_batch=None):
-    """``score(orderings, queries)`` -> label scores (O, Q, L)."""
-    if prefix_cache and lm.cache_keyword is not None:
-        from iclr25.core.icl_order.prefix_cache import score_prefix_tree
+    """``score(orderings, queries)`` -> label scores (O, Q, L): through the prefix tree
+    where it saves enough work (exhaustive search), else naive (``prefix_cache.py``)."""
+    from iclr25.core.icl_order.prefix_cache import score_organisations
 
-        return lambda orders, queries: score_prefix_tree(lm, encoded, orders, queries, on_batch)
-    return lambda orders, queries: score_naive(lm, encoded, orders, queries, on_batch)
+    return lambda orders, queries: score_organisations(
+        lm, encoded, orders, queries, prefix_cache, on_batch
+    )
 
 
 def _rng(plan_seed: int, method: str, key: int) -> np.random.Generator:

@@ -111,14 +111,10 @@ def plan_draws(encoded: EncodedTask, cfg: SensitivityConfig, seed: int) -> DrawP
 
 def score_draw(lm, encoded, subset, orderings, queries, prefix_cache=True, on_batch=None):
     """Label scores (O, Q, L) of every ordering of ``subset`` on every query."""
+    from iclr25.core.icl_order.prefix_cache import score_organisations
+
     orders = [tuple(subset[i] for i in o) for o in orderings]
-    if prefix_cache and lm.cache_keyword is not None:
-        from iclr25.core.icl_order.prefix_cache import score_prefix_tree
-
-        return score_prefix_tree(lm, encoded, orders, queries, on_batch)
-    from iclr25.core.icl_order.scoring import score_naive
-
-    return score_naive(lm, encoded, orders, queries, on_batch)
+    return score_organisations(lm, encoded, orders, queries, prefix_cache, on_batch)
 
 
 # -- statistics of predictions (pure numpy; tested on hand-computed cases) -------------

@@ -69,6 +69,11 @@ def search_task(config: SearchTask, seed: int) -> dict:
     return search_shard(lm, config.encoded, config.search, config.methods, config.shard)
 
 
+def _needed(encoded: EncodedTask, shard: Shard) -> EncodedTask:
+    """Only the shard's queries and candidates: a small task to ship and hash."""
+    return encoded.restricted([*shard.queries, *(c for cands in shard.candidates for c in cands)])
+
+
 def shard_runner(
     model: ModelConfig,
     encoded: EncodedTask,
@@ -89,7 +94,7 @@ def shard_runner(
         tasks = [
             Task(
                 search_task,
-                SearchTask(model, fingerprint, encoded, cfg, methods, shard),
+                SearchTask(model, fingerprint, _needed(encoded, shard), cfg, methods, shard),
                 shard.plan_seed,
                 label=f"search seed {shard.seed_index} queries {shard.queries[0]}..",
             )

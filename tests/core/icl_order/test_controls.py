@@ -83,3 +83,31 @@ def test_no_significant_difference_is_said_plainly():
     same = [True, False] * 20
     comp = compare_methods({"cluster": same, "sample": same}, [0] * 40, resamples=200)
     assert verdict_line(comp).endswith("no significant difference at this size")
+
+
+def _analysis_results(flip, verdict, significant):
+    pair = {"difference": 0.01, "interval": [-0.01, 0.03], "p_value": 0.2}
+    return {
+        "sensitivity": {
+            "flip_rate": {"value": flip, "interval": [flip - 0.01, flip + 0.01]},
+            "accuracy_spread": {"value": 0.2, "interval": [0.1, 0.3]},
+        },
+        "order_verdict": verdict,
+        "search": {
+            "comparison": {m: {"accuracy": a} for m, a in (("cluster", 0.7), ("sample", 0.6))},
+            "evaluations_saved_vs_exhaustive": 0.967,
+            "paired": {"cluster_vs_sample": {**pair, "significant": significant}},
+        },
+    }
+
+
+def test_headline_says_what_was_measured_and_nothing_more():
+    from iclr25.core.icl_order.headline import headline
+
+    loud = headline(_analysis_results(0.3, "order matters: ...", True))
+    assert loud.startswith("order flips 30% of predictions [29, 31]")
+    assert "cluster acc 0.70 vs sample 0.60 with 97% fewer evaluations" in loud
+    assert loud.endswith("significant: cluster vs sample")
+    quiet = headline(_analysis_results(0.01, "order changes ≤ 2.0% of predictions: ...", False))
+    assert quiet.startswith("order changes ≤ 2.0% of predictions")
+    assert quiet.endswith("no significant difference at this size")

@@ -255,3 +255,20 @@ def test_default_middle_rule_is_the_best_measured():
     assert set(rules) == {"rotate", "rank", "labels"}
     assert min(rules, key=rules.get) == DEFAULT_MIDDLE, rules
     assert SearchConfig().middle == DEFAULT_MIDDLE
+
+
+def test_a_shard_needs_only_its_own_examples(lm, encoded):
+    """A parallel task ships the encoded examples of its queries and candidates only
+    (dicts keyed by the original index): the same records as with the whole pool."""
+    from iclr25.core.icl_order.shards import _needed
+
+    cfg = SearchConfig(k=3, n_candidates=4, queries=3, seeds=1)
+    methods = ("cluster", "exhaustive", "sample", "random", "cluster@labels")
+    for selection in ("random", "shared"):
+        from dataclasses import replace
+
+        (shard,) = plan_shards(lm, encoded, replace(cfg, selection=selection), seed=2)
+        small = _needed(encoded, shard)
+        assert len(small.demos) <= 3 + 3 * 4 < len(encoded.demos)
+        full = search_shard(lm, encoded, cfg, methods, shard)["records"]
+        assert search_shard(lm, small, cfg, methods, shard)["records"] == full
