@@ -65,7 +65,10 @@ MaxEvaluations = Annotated[
 ]
 PrefixCache = Annotated[
     bool,
-    typer.Option(help="Score through the KV-cache prefix tree (else one forward per prompt)."),
+    typer.Option(
+        help="Score through the KV-cache prefix tree where it runs at most half the tokens "
+        "(exhaustive search); --no-prefix-cache: always one forward per prompt."
+    ),
 ]
 
 SENSITIVITY_KEYS = (
@@ -114,7 +117,7 @@ def analysis(
         int, typer.Option(help="Draws for clustering and demonstration subsets for sensitivity.")
     ] = 20,
     quick: Annotated[
-        bool, typer.Option(help="Fewer draws (8) and queries (12 per seed): a demo in seconds.")
+        bool, typer.Option(help="Fewer draws (8) and queries (8 per seed): a demo in seconds.")
     ] = False,
     selection: Selection = "random",
     middle: Middle = DEFAULT_MIDDLE,
@@ -135,7 +138,7 @@ def analysis(
     from iclr25.core.icl_order.sensitivity import SensitivityConfig
 
     if quick:
-        draws, queries = min(draws, 8), min(queries, 12)
+        draws, queries = min(draws, 8), min(queries, 8)
     cfg = AnalysisConfig(
         ClusterConfig(k=k, draws=draws, projection="pca"),  # PCA: no UMAP start-up cost
         SensitivityConfig(k=k, draws=max(draws, 2)),
@@ -341,7 +344,8 @@ def search(
         typer.Option(
             help="Controls run on the same queries: exhaustive (skipped with a warning above "
             "--max-evaluations), sample (the best of as many random organisations as "
-            "cluster scores), random (one organisation); 'none' for no control."
+            "cluster scores), random (one organisation), cluster@RULE (another middle "
+            "rule); 'none' for no control."
         ),
     ] = "exhaustive,sample,random",
     max_evaluations: MaxEvaluations = 2_000_000,

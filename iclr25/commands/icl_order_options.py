@@ -46,8 +46,9 @@ _OPTIONS = {
         "--model",
         panel=_MODEL,
         show_default=False,
-        help="Causal LM folder saved with save_pretrained (or a hub id with --allow-download); "
-        "default: the embedded model.",
+        help="Causal LM folder saved with save_pretrained, or a Hugging Face id (org/name) "
+        "found in the local cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub), "
+        "offline; default: the embedded model.",
     ),
     "dtype": _option(
         str,
@@ -71,7 +72,7 @@ _OPTIONS = {
         bool,
         "--allow-download",
         panel=_MODEL,
-        help="Let transformers download a hub id (local files only otherwise).",
+        help="Let transformers download a hub id that is not in the local cache.",
     ),
     "task": _option(
         str | None,

@@ -88,7 +88,12 @@ def render_sensitivity(console, results) -> None:
         f"orders x {results['queries']} queries, chance {results.get('chance', 0):.2f})"
     )
     console.print(rows_table(rows, title=title))
-    bias = ", ".join(f"{p + 1}: {100 * v:+.1f}" for p, v in enumerate(results["position_bias"]))
+    bias = ", ".join(
+        f"{p + 1}: {100 * v:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+        for p, (v, (lo, hi)) in enumerate(
+            zip(results["position_bias"], results["position_bias_interval"], strict=True)
+        )
+    )
     console.print(f"copies the label at position (excess over the truth, points): {bias}")
     console.print(order_verdict(results))
 

@@ -170,9 +170,15 @@ def summarise(per_draw: list[dict], resamples: int, seed: int) -> dict:
     point = aggregate(per_draw)
     intervals = bootstrap_intervals(per_draw, resamples, np.random.default_rng([seed, 4]))
     excess = np.stack([d["position_excess"] for d in per_draw])  # (D, k)
+    rng = np.random.default_rng([seed, 6])
+    means = excess[rng.integers(len(excess), size=(resamples, len(excess)))].mean(axis=1)
     return {
         **{key: {"value": point[key], "interval": intervals[key]} for key in STATISTICS},
         "position_bias": [float(v) for v in excess.mean(axis=0)],
+        "position_bias_interval": [
+            [float(lo), float(hi)]
+            for lo, hi in zip(*np.percentile(means, [2.5, 97.5], axis=0), strict=True)
+        ],  # (k, 2): 95 % bootstrap interval over draws, per position
         "spread_by_draw": [d["spread"] for d in per_draw],
     }
 
