@@ -321,7 +321,7 @@ def search_shard(
             for (orders, label_scores), q in zip(pairs, queries, strict=True):
                 pick = choose(orders, label_scores)
                 scored[method].append((orders, pick.pop("entropies")))
-                gold = encoded.labels[q]
+                gold = encoded.answer(q)
                 pick.update(query=q, gold=gold, correct=pick["predicted"] == gold)
                 records.append({"seed": shard.seed_index, **pick})
         out["seconds"][method] = time.perf_counter() - t0

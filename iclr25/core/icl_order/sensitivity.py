@@ -208,7 +208,7 @@ def measure_sensitivity(
 ) -> dict:
     check_length(encoded, cfg.k, getattr(lm.model.config, "max_position_embeddings", None))
     plan = plan_draws(encoded, cfg, seed)
-    gold = np.asarray([encoded.labels[q] for q in plan.queries])
+    gold = np.asarray([encoded.answer(q) for q in plan.queries])
     per_draw = []
     for subset in plan.subsets:
         scores = score_draw(

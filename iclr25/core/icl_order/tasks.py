@@ -10,10 +10,12 @@ are one invented word, the template ``"{text} {label}\\n"`` of the model's train
 symbols ``foo, bar, baz, ...`` are drawn with the seed, so the mapping can only be read
 from the demonstrations):
 
-* ``symbolic-noisy`` (default): 4 categories, 4 symbols, and 20 % of the examples carry
-  another of the 4 labels (conflicting demonstrations, as in crowd-labelled data; the
-  held-out queries are as noisy, so no method exceeds about 0.80) — the setting where
-  the order of demonstrations changes predictions (``sensitivity.py`` measures it);
+* ``symbolic-noisy`` (default): 4 categories, 4 symbols, and 30 % of the demonstrations
+  show another of the 4 labels (conflicting demonstrations, as in crowd-labelled data);
+  a held-out query is scored against its true category (``Task.answers``), as one
+  evaluates a model prompted with noisy data on clean test labels — the setting where
+  the order of demonstrations changes predictions (``sensitivity.py`` measures it; the
+  embedded model was trained with such noise and no hint of which position to trust);
 * ``symbolic``: the same without noise (chance 25 %), the easy setting;
 * ``symbolic-binary``: 2 categories, 2 symbols (chance 50 %);
 * ``categories``: 4 categories with their natural names (``animal``, ...), answerable
@@ -51,11 +53,11 @@ BUILTIN_POOL_SIZE = 512  # examples per built-in task (a fresh, seeded pool)
 class BuiltinSpec:
     n_classes: int
     symbolic: bool  # labels are symbols drawn per pool (else the categories' names)
-    noise: float = 0.0  # share of examples whose label is replaced by another label
+    noise: float = 0.0  # share of demonstrations whose label is replaced by another label
 
 
 BUILTIN_SPECS = {
-    "symbolic-noisy": BuiltinSpec(4, True, 0.2),  # the default: order matters here
+    "symbolic-noisy": BuiltinSpec(4, True, 0.3),  # the default: order matters here
     "symbolic": BuiltinSpec(4, True),
     "symbolic-binary": BuiltinSpec(2, True),
     "categories": BuiltinSpec(4, False),
@@ -110,6 +112,9 @@ class Task:
     labels: tuple[int, ...]  # index into label_words
     label_words: tuple[str, ...]
     template: Template = field(default_factory=Template)
+    # the true label of each example when it is a query (None: ``labels``); differs from
+    # ``labels`` only where a demonstration shows a noisy label
+    answers: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -120,9 +125,13 @@ class Task:
     def query(self, index: int) -> str:
         return self.template.query(self.texts[index])
 
+    def answer(self, index: int) -> int:
+        return (self.answers or self.labels)[index]
+
     @property
     def chance(self) -> float:
-        counts = np.bincount(self.labels, minlength=len(self.label_words))
+        """Accuracy of always answering the most frequent true label."""
+        counts = np.bincount(self.answers or self.labels, minlength=len(self.label_words))
         return float(counts.max() / counts.sum())
 
 
@@ -141,9 +150,10 @@ def builtin_task(name: str, seed: int = 0, template: Template | None = None) -> 
     examples = synthetic.sample_episode(
         rng, BUILTIN_POOL_SIZE, spec.n_classes, spec.symbolic, filler_probs=BUILTIN_FILLERS
     )
-    shown = [e.label for e in examples]
+    true = [e.label for e in examples]
+    shown = true
     if spec.noise > 0:  # the same label set as the clean examples, in appearance order
-        shown = synthetic.add_label_noise(rng, shown, spec.noise)
+        shown = synthetic.add_label_noise(rng, true, spec.noise)
     # label words in a fixed order: sorted, so the mapping is visible in the output
     words = tuple(sorted(set(shown)))
     return Task(
@@ -152,6 +162,7 @@ def builtin_task(name: str, seed: int = 0, template: Template | None = None) -> 
         labels=tuple(words.index(label) for label in shown),
         label_words=words,
         template=template or Template(BUILTIN_TEMPLATE),
+        answers=tuple(words.index(label) for label in true) if spec.noise > 0 else None,
     )
 
 
