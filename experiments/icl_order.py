@@ -22,7 +22,8 @@ STUDIES = {
         about="the same on natural labels the model knows without demonstrations",
     ),
     "icl-order-analysis": Study(
-        args=("icl-order", "--no-cache"),
-        about="the bare analysis at its default size: clustering, sensitivity, search vs controls",
+        args=("icl-order", "--no-cache", "--quick"),
+        about="the bare analysis (clustering, sensitivity, search vs controls) at its --quick "
+        "size (8 draws, 8 queries per seed, 3 seeds): run on 2 cores shared by many jobs",
     ),
 }
