@@ -5,9 +5,14 @@ First-class ops (sizes from ``--sizes``):
 - ``gemm``: C = A B, sizes ``S`` (M = N = K = S) or ``MxNxK``;
 - ``attention``: forward, sizes are sequence lengths N (self-attention, N_q = N_kv);
   batch and heads default to the FlashAttention benchmark convention, 16k tokens per batch
-  (B = 16384 / N) and H = 2048 / D;
+  (B = 16384 / N) and H = 2048 / D; ``--kv-heads`` for grouped-query attention;
+- ``attention-backward``: dQ, dK, dV from O, the LSE and dO (the forward is not timed),
+  against each SDPA backend's backward; same shapes;
 - ``linear-attention``: causal, chunked, sizes are N; B = 8, H = 16, D_k = D_v = head dim;
-  with and without per-head decay (ALiBi slopes) unless ``--decay`` picks one.
+  with and without per-head decay (ALiBi slopes) unless ``--decay`` picks one;
+- ``based``: Based's causal linear attention with the 2nd-order Taylor feature map
+  (ThunderKittens' ``based`` benchmark shape): sizes are N; B = 8, H = 16, feature dim
+  d' = 16, D_v = 64; runs on the linear-attention kernel (kernels/linear_attention/based.py).
 
 Plus every registered kernel's ``hot_path_cases`` (iclr25/gpu/hotpath.py) under the
 kernel's name, except the kernels the first-class ops already cover. Each case carries
@@ -30,7 +35,10 @@ ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 #: kernels whose hot paths the first-class ops measure (with more references and sizes)
 COVERED_KERNELS = {
     "gemm_bf16": "gemm",
+    "gemm_hopper": "gemm",
+    "gemm_wgmma": "gemm",
     "attention_fwd": "attention",
+    "attention_bwd": "attention-backward",
     "linear_attention": "linear-attention",
 }
 
@@ -42,7 +50,13 @@ class OpOptions:
     head_dim: int = 128
     batch: int | None = None  # None: the op's convention (module docstring)
     heads: int | None = None
+    #: attention: key/value heads (grouped-query attention when fewer than the query heads;
+    #: None: as many as the query heads)
+    kv_heads: int | None = None
     decay: str = "both"  # linear attention: "both", "yes" or "no"
+    #: GEMM operand storage: A then B, "n" row-major, "t" the transpose of a row-major
+    #: matrix ("nt" is x @ W.T); the reference multiplies the same views
+    gemm_layout: str = "nn"
     quick: bool = False
     seed: int = 0
 
@@ -95,11 +109,23 @@ DEFAULT_SIZES = {  # (device, quick) -> sizes
         ("cpu", True): ["256"],
         ("cpu", False): ["256", "512"],
     },
+    "attention-backward": {
+        ("cuda", True): ["4096"],
+        ("cuda", False): ["1024", "4096", "8192"],
+        ("cpu", True): ["256"],
+        ("cpu", False): ["256", "512"],
+    },
     "linear-attention": {
         ("cuda", True): ["4096"],
         ("cuda", False): ["1024", "4096", "16384"],
         ("cpu", True): ["512"],
         ("cpu", False): ["512", "1024"],
+    },
+    "based": {
+        ("cuda", True): ["4096"],
+        ("cuda", False): ["1024", "4096", "16384"],
+        ("cpu", True): ["128"],
+        ("cpu", False): ["256"],
     },
 }
 
@@ -112,10 +138,13 @@ def gemm_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
     set_bytes = (m * k + k * n) * e
     extra = 3 * m * n * 4 + (m * k + k * n) * 8  # outputs + upcast copies for the exact product
     if device == "cuda":
-        build = partial(_gpu, builders.build_gemm_gpu, m, n, k, opts.dtype, seed=opts.seed)
+        build = partial(
+            _gpu, builders.build_gemm_gpu, m, n, k, opts.dtype, seed=opts.seed,
+            layout=opts.gemm_layout,
+        )  # fmt: skip
     else:
         build = partial(_cpu, builders.build_gemm_cpu, m, n, k, seed=opts.seed)
-    shape = f"M={m} N={n} K={k}"
+    shape = f"M={m} N={n} K={k}" + (f" {opts.gemm_layout}" if opts.gemm_layout != "nn" else "")
     kernel = "gemm_bf16" if device == "cuda" else None
     return [
         BenchCase("gemm", shape, dtype, flops.gemm_flops(m, n, k), set_bytes, extra, kernel, build)
@@ -144,26 +173,54 @@ def _attention_dims(n: int, opts: OpOptions, device: str) -> tuple[int, int]:
     return b, h
 
 
-def attention_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
-    (n,) = parse_length("attention", size)
+def _kv_heads(h: int, opts: OpOptions) -> int:
+    hkv = opts.kv_heads or h
+    if hkv < 1 or h % hkv:
+        raise UsageError(
+            f"--kv-heads {hkv} does not divide the {h} query heads",
+            "pass a divisor of --heads (e.g. --heads 16 --kv-heads 4)",
+        )
+    return hkv
+
+
+def attention_cases(
+    size: str, opts: OpOptions, device: str, backward: bool = False
+) -> list[BenchCase]:
+    op = "attention-backward" if backward else "attention"
+    (n,) = parse_length(op, size)
     b, h = _attention_dims(n, opts, device)
+    hkv = _kv_heads(h, opts)
     d, dtype = opts.head_dim, (opts.dtype if device == "cuda" else "fp32")
-    tokens = b * h * n * d
-    set_bytes = 3 * tokens * ELEMENT_BYTES[dtype]
+    q_tokens, kv_tokens = b * h * n * d, b * hkv * n * d
+    e = ELEMENT_BYTES[dtype]
+    set_bytes = (2 * q_tokens + 2 * kv_tokens) * e if backward else (q_tokens + 2 * kv_tokens) * e
     chunk_scores = min(b * h, max(1, builders.REFERENCE_CHUNK_BYTES // (12 * n * n))) * 12 * n * n
-    extra = 6 * tokens * 4 + chunk_scores  # outputs, fp32 copies, one chunk of fp32 scores
+    extra = 6 * q_tokens * 4 + chunk_scores  # outputs, fp32 copies, one chunk of fp32 scores
+    if backward:  # per set: O, LSE and a saved graph; exact: per kv head 4 fp32 score matrices
+        extra = 12 * q_tokens * 4 + 4 * (h // hkv) * n * n * 4
     if device != "cuda":
-        extra = 6 * tokens * 8 + 3 * b * h * n * n * 8  # fp64 exact, whole score matrix
+        extra = 8 * q_tokens * 8 + 4 * b * h * n * n * 8  # fp64 exact, whole score matrices
+    kind = "attention_bwd" if backward else "attention"
     if device == "cuda":
         build = partial(
-            _gpu, builders.build_attention_gpu, b, h, n, d, opts.causal, opts.dtype, seed=opts.seed
-        )
+            _gpu, getattr(builders, f"build_{kind}_gpu"), b, h, hkv, n, d, opts.causal, opts.dtype,
+            seed=opts.seed,
+        )  # fmt: skip
     else:
-        build = partial(_cpu, builders.build_attention_cpu, b, h, n, d, opts.causal, seed=opts.seed)
-    shape = f"B={b} H={h} N={n} D={d}" + (" causal" if opts.causal else "")
-    fl = flops.attention_forward_flops(b, h, n, n, d, opts.causal)
-    kernel = "attention_fwd" if device == "cuda" else None
-    return [BenchCase("attention", shape, dtype, fl, set_bytes, extra, kernel, build)]
+        build = partial(
+            _cpu, getattr(builders, f"build_{kind}_cpu"), b, h, hkv, n, d, opts.causal,
+            seed=opts.seed,
+        )  # fmt: skip
+    shape = f"B={b} H={h}" + (f" Hkv={hkv}" if hkv != h else "") + f" N={n} D={d}"
+    shape += " causal" if opts.causal else ""
+    fl_fn = flops.attention_backward_flops if backward else flops.attention_forward_flops
+    fl = fl_fn(b, h, n, n, d, opts.causal)
+    kernel = ("attention_bwd" if backward else "attention_fwd") if device == "cuda" else None
+    return [BenchCase(op, shape, dtype, fl, set_bytes, extra, kernel, build)]
+
+
+def attention_backward_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
+    return attention_cases(size, opts, device, backward=True)
 
 
 def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
@@ -198,12 +255,46 @@ def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
     return cases
 
 
+#: Based's projections and value width (Based / ThunderKittens' benchmark)
+BASED_FEATURE_DIM, BASED_VALUE_DIM = 16, 64
+
+
+def based_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
+    (n,) = parse_length("based", size)
+    b, h = (
+        (opts.batch or 8, opts.heads or 16)
+        if device == "cuda"
+        else (opts.batch or 1, opts.heads or 4)
+    )
+    d, dv = BASED_FEATURE_DIM, BASED_VALUE_DIM
+    blocks = -(-(1 + d + d * d) // 128)
+    _check_grid("based", n, b, h * blocks, device)
+    dtype = opts.dtype if device == "cuda" else "fp32"
+    set_bytes = b * h * n * (2 * d + dv) * ELEMENT_BYTES[dtype]
+    # features and the blocked value copies, outputs, the chunked peer's temporaries
+    heads_blocked = b * h * blocks
+    extra = heads_blocked * n * (2 * 128 + 2 * (dv + 8)) * 4
+    extra += 3 * heads_blocked * n * (64 + 128) * 4
+    if device != "cuda":
+        extra += 2 * b * h * n * n * 8  # the quadratic fp64 definition
+    builder = builders.build_based_gpu if device == "cuda" else builders.build_based_cpu
+    wrap = _gpu if device == "cuda" else _cpu
+    extra_args = (opts.dtype,) if device == "cuda" else ()
+    build = partial(wrap, builder, b, h, n, d, dv, *extra_args, seed=opts.seed)
+    shape = f"B={b} H={h} N={n} d'={d} Dv={dv}"
+    fl = flops.based_flops(b, h, n, d, dv)
+    kernel = "linear_attention" if device == "cuda" else None
+    return [BenchCase("based", shape, dtype, fl, set_bytes, extra, kernel, build)]
+
+
 #: where the "cuda" cases put their tensors (tests run the GPU code path on "cpu")
 GPU_TENSOR_DEVICE = "cuda"
 
 
-def _gpu(builder, *args, seed: int, sets: int, with_ours: bool):
-    return builder(*args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE)
+def _gpu(builder, *args, seed: int, sets: int, with_ours: bool, **options):
+    return builder(
+        *args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE, **options
+    )
 
 
 def _cpu(builder, *args, seed: int, sets: int, with_ours: bool):
@@ -213,7 +304,9 @@ def _cpu(builder, *args, seed: int, sets: int, with_ours: bool):
 FIRST_CLASS: dict[str, Callable[[str, OpOptions, str], list[BenchCase]]] = {
     "gemm": gemm_cases,
     "attention": attention_cases,
+    "attention-backward": attention_backward_cases,
     "linear-attention": linear_cases,
+    "based": based_cases,
 }
 
 
