@@ -240,9 +240,9 @@ def coverage(
             "(the ball-* ones are bounded: the theory radius applies).",
         ),
     ] = "gaussian-classes",
-    n_grid: Annotated[str, typer.Option("--n-grid", help="Sample sizes.")] = "100,400,1600",
+    n_grid: Annotated[str, typer.Option("--n-grid", help="Sample sizes.")] = "200,800,3200",
     d_grid: Annotated[str, typer.Option("--d-grid", help="Dimensions.")] = "2,10",
-    trials: Annotated[int, typer.Option("--trials", help="Trials M per (d, n).")] = 40,
+    trials: Annotated[int, typer.Option("--trials", help="Trials M per (d, n).")] = 20,
     kinds: Annotated[
         str | None,
         typer.Option(
@@ -257,7 +257,7 @@ def coverage(
     bootstrap: Annotated[
         int, typer.Option("--bootstrap", help="Resamples of the calibrated c, per trial.")
     ] = 30,
-    rounds: Annotated[int, typer.Option("--rounds", help="Refit rounds of that bootstrap.")] = 2,
+    rounds: Annotated[int, typer.Option("--rounds", help="Refit rounds of that bootstrap.")] = 1,
     test_size: Annotated[
         int, typer.Option("--test-size", help="Held-out sample for the true risk (per d).")
     ] = 50_000,

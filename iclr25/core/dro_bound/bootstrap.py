@@ -9,8 +9,13 @@ proof): treat the calibration rows P_m as the truth, draw B resamples P*_b, and 
 take the smallest radius ρ*_b at which R_ρ(θ; P*_b) ≥ E_{P_m} ℓ(θ) + o for every θ in a set
 Θ_b — the model being certified (when it is fixed) and (``refit``) the same robust
 estimator refitted on P*_b at the current radius, so that the data-dependence of a fitted
-θ is part of the statistic. The (1 − δ)-quantile of ρ*_b is the radius at m; two rounds
-update the refitting radius.
+θ is part of the statistic, refitted at the nominal radius 1/√m. The (1 − δ)-quantile of
+ρ*_b is the radius at m. Further ``rounds`` refit at the last round's radius; a round whose
+quantile is infinite (too many resamples uncoverable: the refits collapsed to w = 0 beyond
+the critical radius) is discarded and the previous radius kept. Measured on Gaussian
+classes (logistic loss, d = 2, 30 held-out rows, 20 trials): with two rounds c exploded to
+10⁹ in 5 of 20 trials (the refits at a large radius collapse and feed back), with one
+round the largest c was 3.9 and coverage 0.9 instead of 0.6.
 
 The correction o: a refitted θ*_b has seen about 63 % of the points of P_m, so
 E_{P_m} ℓ(θ*_b) understates the risk of θ*_b on new data — the naive bootstrap then
@@ -43,7 +48,7 @@ MIN_BOOTSTRAP_N = 20  # below this a resample of P_m says little about P
 class BootstrapConfig:
     delta: float  # the radius is the (1 − δ)-quantile of the covering radii
     replicates: int = 100  # B
-    rounds: int = 2  # refit rounds (1 when nothing is refitted)
+    rounds: int = 1  # refit rounds (1 when nothing is refitted)
 
 
 @dataclass
@@ -99,8 +104,8 @@ def bootstrap_radius(
             "pass a larger --calibration-split, more data, --radius-constant C or a numeric --rho",
         )
     rounds = config.rounds if refit is not None else 1
-    rho, required, optimism = rho_start, np.zeros(config.replicates), 0.0
-    for _ in range(rounds):
+    rho, required, optimism = rho_start, np.full(config.replicates, math.inf), 0.0
+    for round_ in range(rounds):
         draws = []
         for _b in range(config.replicates):
             idx = rng.integers(0, m, size=m)
@@ -109,17 +114,18 @@ def bootstrap_radius(
             if on_progress is not None:
                 on_progress(1)
         full, shift = _optimism(draws, X, y, losses)
-        optimism = float(max(shift.max(), 0.0))
-        for b, (idx, models) in enumerate(draws):
-            targets = full[b] + np.maximum(shift, 0.0)
-            required[b] = _required(models, X[idx], y[idx], targets, risk, rho_start)
-        finite = required[np.isfinite(required)]
-        quantile = np.quantile(required, 1.0 - config.delta, method="higher")
-        rho = (
-            float(quantile)
-            if math.isfinite(quantile)
-            else (float(finite.max()) if finite.size else rho)
+        current = np.array(
+            [
+                _required(models, X[idx], y[idx], full[b] + np.maximum(shift, 0.0), risk, rho_start)
+                for b, (idx, models) in enumerate(draws)
+            ]
         )
+        quantile = np.quantile(current, 1.0 - config.delta, method="higher")
+        if round_ > 0 and not math.isfinite(quantile):
+            break  # a collapsed round (refits beyond the critical radius): keep the last one
+        finite = current[np.isfinite(current)]
+        rho = float(quantile) if math.isfinite(quantile) else float(finite.max(initial=rho))
+        required, optimism = current, float(max(shift.max(), 0.0))
     return BootstrapEstimate(
         rho,
         m,

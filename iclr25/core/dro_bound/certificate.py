@@ -54,7 +54,7 @@ class CertificateConfig:
     delta: float = 0.05  # failure probability δ
     radius_constant: float | None = None  # c given by the user (kind "user")
     bootstrap: int = 100  # B resamples of the calibrated estimate
-    rounds: int = 2  # refit rounds of the bootstrap (1 when nothing is refitted)
+    rounds: int = 1  # refit rounds of the bootstrap (2+: refit again at the last radius)
     calibration_split: float = 0.3  # share of the rows held out to calibrate c
     theory: TheoryConfig | None = None  # the support bounds the theory radius needs
 
@@ -168,8 +168,17 @@ def calibrated_radius(
 ) -> Radius:
     """The ``calibrated`` kind from the held-out rows only: c from the bootstrap radius at
     m = len(y_cal), then ρ = c·√(log(1/δ)/n_certified)."""
+    from iclr25.threads import small_problem_threads
+
     m = len(y_cal)
-    est = bootstrap_radius(
+    with small_problem_threads():  # one limit for the hundreds of small solves inside
+        est = _bootstrap(X_cal, y_cal, fixed, risk, losses, refit, config, seed, on_progress)
+    c = constant_from_radius(est.rho, m, config.delta)
+    return _calibrated(est, c, m, n_certified, config, refit is not None)
+
+
+def _bootstrap(X_cal, y_cal, fixed, risk, losses, refit, config, seed, on_progress):
+    return bootstrap_radius(
         X_cal,
         y_cal,
         fixed,
@@ -178,14 +187,16 @@ def calibrated_radius(
         refit,
         BootstrapConfig(config.delta, config.bootstrap, config.rounds),
         np.random.default_rng([seed, 7]),
-        1.0 / math.sqrt(m),
+        1.0 / math.sqrt(len(y_cal)),
         on_progress,
     )
-    c = constant_from_radius(est.rho, m, config.delta)
+
+
+def _calibrated(est, c: float, m: int, n_certified: int, config, refit: bool) -> Radius:
     how = (
         f"c = {c:.4g} from the (1 − δ)-quantile of the covering radius over "
         f"{config.bootstrap} bootstrap resamples of the {m} held-out rows (out-of-bag "
-        f"optimism correction{', estimator refitted' if refit is not None else ''})"
+        f"optimism correction{', estimator refitted' if refit else ''})"
     )
     split = {
         "calibration_rows": m,

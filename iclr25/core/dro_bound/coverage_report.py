@@ -107,7 +107,7 @@ def fit_slope(ns, gap_samples: list[np.ndarray], resamples: int = 1000, seed: in
     return {
         "slope": slope,
         "ci": (float(low), float(high)),
-        "contains_minus_half": bool(low <= -0.5 <= high),
+        "contains_minus_half": bool(low - 1e-9 <= -0.5 <= high + 1e-9),
     }
 
 
