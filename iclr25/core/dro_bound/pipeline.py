@@ -402,6 +402,7 @@ def run_certify(
         "empirical_risk": report.empirical_risk,
         "certified_margin": report.robust_risk - report.empirical_risk,
         "lambda": report.lam,
+        "diagnostics": report.diagnostics,
         "statement": statement(
             report.robust_risk, report.empirical_risk, radius, entropic, not report.exact
         ),

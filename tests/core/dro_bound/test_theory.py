@@ -41,7 +41,9 @@ def test_cells_and_the_flat_model():
     assert theory_radius(np.array([8.0]), 0.0, 100, 0.05, logistic, cfg).cell == (4, 0)
     assert math.isinf(theory_radius(np.zeros(3), 0.3, 100, 0.05, logistic, cfg).rho)
     # regression: the width is Y + reach instead of 2·reach
-    reg = theory_radius(np.array([0.5]), 0.0, 100, 0.05, get_loss("absolute"), TheoryConfig(2.0, 3.0))
+    reg = theory_radius(
+        np.array([0.5]), 0.0, 100, 0.05, get_loss("absolute"), TheoryConfig(2.0, 3.0)
+    )
     assert reg.concentration_term == pytest.approx(
         (3.0 + 2.0) * math.sqrt(math.log(math.pi**4 / (36 * 0.05)) / 200)
     )
