@@ -312,10 +312,8 @@ def run_fit(
         cert, prep, loss, rho, robust, model_spec.mlp, on_progress=on_progress, init=erm
     )
     report = _score(model, cert, rho, robust)
-    erm_report = _score(erm, cert, rho, robust) if rho > 0 else None
-    erm_robust = (
-        erm_report.robust_risk if erm_report else float(np.mean(erm.losses(cert.X, cert.y)))
-    )
+    erm_report = _score(erm, cert, rho, robust)
+    erm_robust = erm_report.robust_risk
     if prep.kind == "mlp":  # the monotone check on the re-evaluated objective
         details = _mlp_check(details, report.robust_risk, erm_robust)
         if not details["improved"]:
