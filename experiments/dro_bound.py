@@ -11,11 +11,11 @@ STUDIES = {
     "dro-bound-coverage": Study(
         args=(
             "dro-bound", "coverage", "--n-grid", "200,800,3200", "--d-grid", "2,10,50",
-            "--trials", "60", "--bootstrap", "30", "--workers", "2", "--no-cache",
+            "--trials", "40", "--bootstrap", "30", "--workers", "2", "--no-cache",
         ),
         about="calibrated radius (c from 30 % held-out rows) on Gaussian classes, logistic "
         "loss, q = 1: coverage of θ̂ and uniformly over a θ set, gap slope vs −1/2; "
-        "control ρ = 0; 60 trials per cell",
+        "control ρ = 0; 40 trials per cell",
     ),
     "dro-bound-coverage-bounded": Study(
         args=(
