@@ -175,9 +175,7 @@ def fit(
     parsed = specs(run, opts)
     with run.progress("fitting") as advance, run.timer("fit_s"):
         results = run_fit(*parsed, save=save, on_progress=advance)
-    if not results.get("improved", True):
-        pass  # the note (in results["notes"]) says the starting point was returned
-    elif not results["converged"]:
+    if results.get("improved", True) and not results["converged"]:  # (else a note says so)
         run.warn("the solver stopped before convergence: the fitted model may be inaccurate")
     _warn_common(run, results)
     run.finish(results, {**_config(parsed), "save": save}, _render_fit)
@@ -194,20 +192,14 @@ CERTIFY_KEYS = (
 @command(app, "certify", epilog=f"JSON results: {CERTIFY_KEYS}.")
 @problem_options(omit=("coef", "intercept"))
 def certify(opts: ProblemOptions, *, run: Run) -> None:
-    """The radius ρ_n = c·√(log(1/δ)/n) and the statement "true risk ≤ robust risk"."""
+    """A radius of a named kind and the statement "true risk ≤ robust risk", with what it
+    rests on."""
     from iclr25.core.dro_bound.pipeline import run_certify
 
     parsed = specs(run, opts)
     with run.progress("bootstrap of the radius") as advance, run.timer("certify_s"):
         results = run_certify(*parsed, on_progress=advance)
     _warn_common(run, results)
-    if results["rho"] > 0 and results["certified_margin"] <= 1e-8 * max(
-        1.0, abs(results["empirical_risk"])
-    ):
-        run.warn(
-            "the robust risk equals the empirical risk at ρ > 0: the model does not move with "
-            "the data (e.g. w = 0, ρ beyond the critical radius), so the bound has no margin"
-        )
     if results.get("bound_holds") is False:
         run.warn(
             "on this synthetic sample the bounded risk exceeds the robust risk (this happens "
@@ -375,6 +367,13 @@ def _warn_common(run: Run, results: dict) -> None:
     """The workflow's notes, and what the radius and the risk rest on."""
     for note in results.pop("notes", []):
         run.warn(note)
+    robust = results.get("robust_risk", results.get("robust_objective"))
+    empirical = results["empirical_risk"]
+    if results["rho"] > 0 and robust - empirical <= 1e-8 * max(1.0, abs(empirical)):
+        run.warn(
+            "the robust risk equals the empirical risk at ρ > 0: the model does not move with "
+            "the data (e.g. w = 0, ρ beyond the critical radius), so the bound has no margin"
+        )
     radius = results["radius"]
     if radius["kind"] == "calibrated":
         split = radius["split"]
