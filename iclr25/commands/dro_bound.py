@@ -369,7 +369,8 @@ def _warn_common(run: Run, results: dict) -> None:
         run.warn(note)
     robust = results.get("robust_risk", results.get("robust_objective"))
     empirical = results["empirical_risk"]
-    if results["rho"] > 0 and robust - empirical <= 1e-8 * max(1.0, abs(empirical)):
+    flat = robust - empirical <= 1e-8 * max(1.0, abs(empirical))
+    if results["risk_kind"] == "exact" and results["rho"] > 0 and flat:
         run.warn(
             "the robust risk equals the empirical risk at ρ > 0: the model does not move with "
             "the data (e.g. w = 0, ρ beyond the critical radius), so the bound has no margin"
