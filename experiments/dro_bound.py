@@ -2,7 +2,8 @@
 
 Each coverage study states its hypothesis, control (ρ = 0) and pass conditions in the
 command's own output (:mod:`iclr25.core.dro_bound.coverage_report`); trials run on two
-worker processes (the results do not depend on the backend).
+worker processes (the results do not depend on the backend), with the task cache on, so
+that a rerun after an interruption only computes the missing trials.
 """
 
 from experiments import Study
@@ -11,7 +12,7 @@ STUDIES = {
     "dro-bound-coverage": Study(
         args=(
             "dro-bound", "coverage", "--n-grid", "200,800,3200", "--d-grid", "2,10,50",
-            "--trials", "40", "--bootstrap", "30", "--workers", "2", "--no-cache",
+            "--trials", "40", "--bootstrap", "30", "--workers", "2",
         ),
         about="calibrated radius (c from 30 % held-out rows) on Gaussian classes, logistic "
         "loss, q = 1: coverage of θ̂ and uniformly over a θ set, gap slope vs −1/2; "
@@ -21,7 +22,7 @@ STUDIES = {
         args=(
             "dro-bound", "coverage", "--distribution", "ball-classes", "--n-grid",
             "200,800,3200", "--d-grid", "2,10", "--trials", "40", "--bootstrap", "30",
-            "--workers", "2", "--no-cache",
+            "--workers", "2",
         ),
         about="bounded Gaussian-like classes: the theory radius (a proof) against the "
         "calibrated one and the control, 40 trials per cell",
@@ -30,7 +31,7 @@ STUDIES = {
         args=(
             "dro-bound", "coverage", "--n-grid", "200,800", "--d-grid", "5", "--trials", "40",
             "--kinds", "user", "--radius-constant", "0.5", "--epsilon", "0.01",
-            "--samples", "32", "--workers", "2", "--no-cache",
+            "--samples", "32", "--workers", "2",
         ),
         about="entropic risk (ε = 0.01, c = 0.5 given): coverage of the smoothed true risk "
         "it bounds, and of the plain true risk it does not, 40 trials per cell",

@@ -159,7 +159,7 @@ def render_entropic(sources) -> str:
             "mean gap (smoothed)",
         ],
     )
-    return head + "\n\n" + table
+    return head + "\n\n" + table + "\n\n" + _verdict(res)
 
 
 def render_certify(sources) -> str:

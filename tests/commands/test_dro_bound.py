@@ -238,7 +238,7 @@ def test_coverage_is_the_same_on_every_backend_writes_plots_and_never_overwrites
         (k, n) for k in ("calibrated", "theory", "empirical") for n in (60, 120)
     }
     assert all(0.0 <= c["coverage"] <= 1.0 for c in res["cells"])
-    assert set(res["verdict"]) >= {"calibrated_covers", "control_fails", "gap_shrinks", "overall"}
+    assert set(res["verdict"]) >= {"covers", "control_fails", "gap_shrinks", "overall"}
     assert {p.name for p in out.iterdir()} >= {
         "coverage_vs_n.png",
         "uniform_coverage_vs_n.png",
