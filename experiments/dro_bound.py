@@ -36,6 +36,15 @@ STUDIES = {
         about="entropic risk (ε = 0.01, c = 0.5 given): coverage of the smoothed true risk "
         "it bounds, and of the plain true risk it does not, 40 trials per cell",
     ),
+    "dro-bound-coverage-entropic-wide": Study(
+        args=(
+            "dro-bound", "coverage", "--n-grid", "200,800", "--d-grid", "5", "--trials", "40",
+            "--kinds", "user", "--radius-constant", "2", "--epsilon", "0.01", "--sigma", "0.1",
+            "--samples", "32", "--workers", "2",
+        ),
+        about="entropic risk with a wider reference (σ = 0.1 fixed) and c = 2 (ρ well above "
+        "the reference's mean cost): does the margin over the smoothed risk follow σ?",
+    ),
     "dro-bound-certify": Study(
         args=("dro-bound", "certify", "--synthetic", "gaussian-classes", "--bootstrap", "60"),
         about="the demo: certify with the calibrated radius on n = 500, d = 5",
