@@ -108,10 +108,19 @@ def _slopes(results: dict, kinds: tuple[str, ...]) -> str:
 
 
 def _verdict(results: dict) -> str:
+    from iclr25.core.dro_bound.coverage_report import headline
+
     lines = [f"Hypothesis: {results['hypothesis']}", f"Control: {results['control']}", ""]
     for key, text in results["pass_conditions"].items():
         lines.append(f"- {text}: **{results['verdict'].get(key, 'not measured')}**")
-    lines.append(f"\nVerdict: **{results['verdict']['overall']}** — {results['headline']}")
+    line = headline(
+        results["cells"],
+        results["slopes"],
+        results["verdict"],
+        results["target_coverage"],
+        results["primary_kind"],
+    )  # the command's own headline function, on the stored cells
+    lines.append(f"\nVerdict: **{results['verdict']['overall']}** — {line}")
     return "\n".join(lines)
 
 
@@ -138,6 +147,7 @@ def _entropic_study(sources, name: str) -> str:
             num(c["rho_mean"]),
             interval(c["coverage"], *c["coverage_ci"], digits=2),
             interval(c["plain_true_risk_coverage"], *c["plain_true_risk_ci"], digits=2),
+            interval(c["uniform_coverage"], *c["uniform_ci"], digits=2),
             interval(c["mean_gap"], *c["gap_ci"]),
         ]
         for c in res["cells"]
@@ -156,6 +166,7 @@ def _entropic_study(sources, name: str) -> str:
         "ρ",
         "covers the smoothed risk [95 % CI]",
         "covers the plain true risk",
+        "uniform over θ̂ + θ set (smoothed)",
         "mean gap over the smoothed risk",
     ]
     return head + "\n\n" + md_table(rows, headers) + "\n\n" + _verdict(res)

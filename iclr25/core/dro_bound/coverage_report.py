@@ -198,12 +198,15 @@ def headline(
     main = [c for c in cells if c["kind"] == primary]
     control = [c for c in cells if c["kind"] == "empirical"]
     worst = min(main, key=lambda c: c["coverage"])
+    uniform = min(c["uniform_coverage"] for c in main)
     parts = [
-        f"{primary} radius: coverage ≥ {worst['coverage']:.2f} in every cell "
-        f"(target {target:g}; worst d={worst['d']}, n={worst['n']})"
+        f"{primary} radius: coverage of θ̂ ≥ {worst['coverage']:.2f} in every cell "
+        f"(target {target:g}; worst d={worst['d']}, n={worst['n']}), uniformly over the θ "
+        f"set ≥ {uniform:.2f}"
     ]
     if control:
-        parts.append(f"plain empirical risk as low as {min(c['coverage'] for c in control):.2f}")
+        low = min(c["coverage"] for c in control)
+        parts.append(f"control (ρ = 0) coverage as low as {low:.2f}")
     shown = [s for s in slopes if s["kind"] == primary and s["slope"] is not None]
     if shown:
         parts.append(

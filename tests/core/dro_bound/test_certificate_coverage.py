@@ -258,4 +258,4 @@ def test_coverage_holds_on_a_small_grid():
     assert all(c["coverage"] < 0.8 for c in control)
     assert cal[1]["mean_gap"] < cal[0]["mean_gap"]
     assert results["verdict"]["control_fails"] == "met"
-    assert results["headline"].startswith("calibrated radius: coverage ≥")
+    assert results["headline"].startswith("calibrated radius: coverage of θ̂ ≥")
