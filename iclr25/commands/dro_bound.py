@@ -76,6 +76,7 @@ def _render_fit(console, results) -> None:
         "erm_true_risk",
         "solver",
         "converged",
+        "stopping",
         "start_objective",
         "improved",
         "saved_to",
@@ -149,8 +150,9 @@ def risk(opts: ProblemOptions, *, run: Run) -> None:
 FIT_KEYS = (
     "robust_objective, risk_kind, lambda, rho, radius_kind, radius, empirical_risk, model, "
     "loss, coefficients, intercept (linear models), erm_objective, erm_robust_risk, "
-    "erm_coefficients, erm_intercept, solver, converged, start_objective, improved, cost, "
-    "entropic, data, saved_to, true_risk and erm_true_risk (synthetic data)"
+    "erm_coefficients, erm_intercept, solver, converged (None for the MLP: no convergence "
+    "test), stopping (MLP), start_objective, improved, cost, entropic, data, saved_to, "
+    "true_risk and erm_true_risk (synthetic data)"
 )
 
 
@@ -175,7 +177,7 @@ def fit(
     parsed = specs(run, opts)
     with run.progress("fitting") as advance, run.timer("fit_s"):
         results = run_fit(*parsed, save=save, on_progress=advance)
-    if results.get("improved", True) and not results["converged"]:  # (else a note says so)
+    if results.get("improved", True) and results["converged"] is False:  # (else a note)
         run.warn("the solver stopped before convergence: the fitted model may be inaccurate")
     _warn_common(run, results)
     run.finish(results, {**_config(parsed), "save": save}, _render_fit)

@@ -330,7 +330,7 @@ def run_fit(
         "erm_coefficients": model_summary(erm).get("coefficients"),
         "erm_intercept": model_summary(erm).get("intercept"),
         **details,
-        "converged": bool(details.get("converged", True)) and bool(details.get("improved", True)),
+        "converged": _converged(details),
         **_common(report, radius, prep, cert, robust),
         "notes": prep.notes + ([details["note"]] if "note" in details else []),
     }
@@ -345,9 +345,26 @@ def run_fit(
     return out
 
 
+def _converged(details: dict) -> bool | None:
+    """False when the fit fell back to its start, None when no convergence test exists (the
+    MLP's fixed epoch budget), else the solver's own flag."""
+    if not details.get("improved", True):
+        return False
+    flag = details.get("converged", True)
+    return None if flag is None else bool(flag)
+
+
 def _mlp_check(details: dict, objective: float, start_objective: float) -> dict:
+    """The MLP's monotone check on the re-evaluated estimate; Adam runs a fixed number of
+    epochs with no convergence test, so ``converged`` is None (unknown), never True."""
     improved = objective <= start_objective + 1e-9 * max(1.0, abs(start_objective))
-    out = {**details, "start_objective": start_objective, "improved": improved, "converged": True}
+    out = {
+        **details,
+        "start_objective": start_objective,
+        "improved": improved,
+        "converged": None,
+        "stopping": "a fixed budget of --epochs Adam epochs (no convergence test)",
+    }
     if not improved:
         out["note"] = (
             f"robust training ended at estimated objective {objective:.6g}, above its ERM "

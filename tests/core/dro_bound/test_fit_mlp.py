@@ -47,6 +47,7 @@ def test_the_fit_keeps_its_start_when_training_did_not_help():
     assert not worse["improved"] and "ERM network is returned" in worse["note"]
     better = _mlp_check({"solver": "Adam"}, objective=0.30, start_objective=0.35)
     assert better["improved"] and "note" not in better
+    assert better["converged"] is None and "no convergence test" in better["stopping"]
 
 
 def test_mlp_config_validation():
