@@ -61,6 +61,12 @@ class GeneratorConfig:
     prediction: str = "v"  # what the network predicts: "v" (v = √ᾱ ε - σ x_0) or "eps"
     conditional: bool = True  # False: every label is the null class (the control)
 
+    def __post_init__(self) -> None:
+        if self.prediction not in ("v", "eps"):
+            raise ValueError(f"prediction must be 'v' or 'eps', got {self.prediction!r}")
+        if not 1 <= self.sample_nfe <= self.diffusion_steps:
+            raise ValueError(f"sample_nfe must be within 1..{self.diffusion_steps}")
+
 
 class ConditionalUNet(UNet):
     """diffusion-at's two-level U-Net with an artist embedding added to the time one."""
@@ -106,7 +112,7 @@ def one_torch_thread() -> Iterator[None]:
 
 def images_to_tensor(images: np.ndarray) -> torch.Tensor:
     """(N, H, W, 3) uint8 -> (N, 3, H, W) float32 in [-1, 1]."""
-    x = torch.from_numpy(np.ascontiguousarray(images)).float() / 127.5 - 1.0  # (N, H, W, 3)
+    x = torch.from_numpy(np.array(images, dtype=np.float32)) / 127.5 - 1.0  # (N, H, W, 3)
     return x.permute(0, 3, 1, 2).contiguous()  # (N, 3, H, W)
 
 

@@ -295,6 +295,16 @@ def _embed_all(db, plan, config, device, second, execution, on_progress) -> list
     return skipped
 
 
+def _remove_if_empty(db_path: Path) -> None:
+    try:
+        with StyleDB(db_path) as db:
+            empty = db.count() == 0
+    except Exception:  # noqa: BLE001 - a DB that cannot even be read is not worth keeping
+        empty = True
+    if empty:
+        db_path.unlink(missing_ok=True)
+
+
 def _nothing_readable(refs: Path, skipped: list[dict]) -> InputError:
     shown = "; ".join(f"{Path(s['path']).name}: {s['reason']}" for s in skipped[:3])
     more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
@@ -327,8 +337,8 @@ def index_references(
                 db, listing, config, device, execution, on_progress, info, encoder, new_db
             )
     except BaseException:
-        if new_db:
-            db_path.unlink(missing_ok=True)
+        if new_db:  # Ctrl-C keeps finished groups; a new DB with nothing in it goes
+            _remove_if_empty(db_path)
         raise
     if report["n_works"] == 0:
         if new_db:
