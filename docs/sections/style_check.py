@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from docs.sections import interval, md_table, num, pct
+from iclr25.core.style_check.study import headline
 
 STUDY = "experiments/results/style-check-study.json"
 QUICK = "experiments/results/style-check-study-quick.json"
@@ -80,6 +81,7 @@ def _study(doc: dict) -> str:
             + "\n".join(f"- {k}: {t}" for k, t in res["pass_conditions"].items()),
             _verdicts(res),
             f"**Verdict**: {res['statement']}.",
+            f"Headline (`study.headline`, as `iclr25 demo` prints it): {headline(res)}.",
         ]
     )
 

@@ -349,6 +349,12 @@ def _warn_check(run: Run, results: dict, alpha: float) -> None:
             "need that"
         )
     warn_skipped(run, results["skipped"])
+    excluded = next(iter(results.get("uniqueness", {}).values()), {}).get("excluded", [])
+    for ex in excluded:
+        run.warn(
+            f"artist {ex['name']} ({ex['n_works']} works): {ex['reason']}; its verdict is "
+            "'not evaluated'"
+        )
     if results.get("typicality_untestable") and alpha > 0:
         run.warn(
             f"{len(results['typicality_untestable'])} artist(s) have fewer than "

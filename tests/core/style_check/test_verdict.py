@@ -130,3 +130,29 @@ def test_tag_overlap_known_answer():
     assert out["own_works_share"] == 1.0 and out["other_works_share"] == 0.25
     assert abs(out["binomial_p"] - 13 / 256) < 1e-12 and not out["corroborates"]
     assert tag_overlap(present_gen, present_ref, y, 0, Signature([], 0, 0), list("xyz")) is None
+
+
+def test_mixed_modes_and_sizes_in_a_generated_set(corpus, tmp_path):
+    """Grey, palette, RGBA, CMYK, 16-bit and tiny images, for one artist: all embedded by
+    both encoders, one broken file skipped with its reason."""
+    from PIL import Image
+
+    artist = sorted(p.name for p in corpus.generated.iterdir())[1]
+    source = Image.open(sorted((corpus.generated / artist).glob("*.png"))[0]).convert("RGB")
+    folder = tmp_path / "mixed" / artist
+    folder.mkdir(parents=True)
+    source.convert("L").save(folder / "grey.png")
+    source.convert("P").save(folder / "palette.png")
+    source.convert("RGBA").save(folder / "alpha.webp")
+    source.convert("CMYK").save(folder / "press.jpg")
+    source.resize((7, 5)).save(folder / "tiny.png")
+    source.resize((300, 90)).save(folder / "wide.png")
+    Image.fromarray(np.asarray(source.convert("L"), dtype=np.uint16) * 257).save(folder / "d.png")
+    (folder / "broken.png").write_bytes(b"\x89PNG nope")
+    res = run_check(
+        CheckRequest(tmp_path / "mixed", corpus.db), CheckConfig(), DeepMatchConfig(), 0, "cpu"
+    )
+    assert res["n_images"] == 7 and [Path(s["path"]).name for s in res["skipped"]] == ["broken.png"]
+    row = res["artists"][0]
+    assert row["name"] == artist and row["n_generated_for"] == 7
+    assert set(row["by_encoder"]) == {"style-stats", "ssl-cnn"}
