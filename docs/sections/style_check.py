@@ -5,7 +5,6 @@ from __future__ import annotations
 from docs.sections import interval, md_table, num, pct
 from iclr25.core.style_check.study import headline
 
-STUDY = "experiments/results/style-check-study.json"
 QUICK = "experiments/results/style-check-study-quick.json"
 HARD = "experiments/results/style-check-hard.json"
 BENCH = "benchmarks/results/style-check.json"
@@ -86,10 +85,6 @@ def _study(doc: dict) -> str:
     )
 
 
-def render_study(sources) -> str:
-    return _study(sources.load(STUDY))
-
-
 def render_quick(sources) -> str:
     return _study(sources.load(QUICK))
 
@@ -145,7 +140,6 @@ def render_speed(sources) -> str:
 
 
 SECTIONS = {
-    "study": render_study,
     "study_quick": render_quick,
     "hard": render_hard,
     "speed": render_speed,

@@ -284,7 +284,7 @@ def test_synthetic_check_demo_run_directory(cli, tmp_path):
         (("unique", "--synthetic", "--difficulty", "medium"), "use --difficulty easy or hard"),
         (("make-synthetic", "d", "--difficulty", "x"), "use --difficulty easy or hard"),
         (("study", "--size", "9"), "give an even --size"),
-        (("study", "--works", "8"), "give --works >= "),
+        (("study", "--works", "6"), "give --works >= "),
         (("study", "--workers", "0"), "use --workers 1"),
     ],
 )

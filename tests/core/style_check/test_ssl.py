@@ -53,3 +53,31 @@ def test_training_is_deterministic_and_embeds_palettes_apart():
     same = sim[labels[:, None] == labels[None, :]].mean()
     other = sim[labels[:, None] != labels[None, :]].mean()
     assert same > other
+
+
+def test_identity_ignores_the_metadata_order_safetensors_writes():
+    """safetensors writes its metadata map in a per-process random order: the same weights
+    saved by two index workers must keep one identity (and the same embeddings)."""
+    import json
+
+    from PIL import Image
+
+    from iclr25.core.style_check.encoders.cnn import SSLCNNEncoder, train_encoder
+
+    images, _ = _palettes(4)
+    enc = train_encoder([Image.fromarray(x) for x in images], ssl.SSLConfig(16, 2, 4), 0)
+    length = int.from_bytes(enc.weights[:8], "little")
+    header = json.loads(enc.weights[8 : 8 + length])
+    meta = header.pop("__metadata__")
+    assert len(meta) >= 2  # a reordering is possible
+    reordered = {"__metadata__": dict(reversed(list(meta.items()))), **header}
+    text = json.dumps(reordered, separators=(",", ":")).encode().ljust(length)
+    swapped = enc.weights[:8] + text + enc.weights[8 + length :]
+    assert swapped != enc.weights
+    twin = SSLCNNEncoder(swapped)
+    assert twin.identity == enc.identity
+    np.testing.assert_array_equal(
+        twin.encode([Image.fromarray(images[0])]), enc.encode([Image.fromarray(images[0])])
+    )
+    other = train_encoder([Image.fromarray(x) for x in images], ssl.SSLConfig(16, 2, 4), 1)
+    assert other.identity != enc.identity

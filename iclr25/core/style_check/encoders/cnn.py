@@ -5,6 +5,9 @@ default) and keeps its weights in the DB, so ``unique`` and ``check`` embed with
 same network later; the study trains it on the study's references. Works are brought to
 ``size_px`` x ``size_px``: centre-cropped to a square, then resized (Lanczos). The
 identity is ``ssl-cnn/<sha256 of the weights>``: a DB refuses embeddings of other weights.
+The hash is over the tensors (sorted by name) and the metadata (sorted keys), not the file
+bytes: safetensors writes its metadata map in a per-process random order, so the same
+weights saved in two processes differ byte for byte.
 """
 
 from __future__ import annotations
@@ -63,13 +66,23 @@ class SSLCNNEncoder:
         self.model.load_state_dict(load(weights))
         self.model.eval().requires_grad_(False)
         self.weights = weights
-        self.identity = f"{NAME}/{hashlib.sha256(weights).hexdigest()[:16]}"
+        self.identity = f"{NAME}/{weights_digest(load(weights), meta)}"
         self.dim = self.model.dim
 
     def encode(self, images: list) -> np.ndarray:
         from iclr25.core.style_check.ssl import embed
 
         return embed(self.model, as_array(images, self.config.size_px))  # (n, dim)
+
+
+def weights_digest(state: dict, meta: dict) -> str:
+    """sha256 (16 hex digits) of tensors and metadata in a canonical order."""
+    digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+    for name in sorted(state):
+        tensor = state[name].contiguous()
+        digest.update(f"|{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def train_encoder(images: list, config, seed: int, on_step=None) -> SSLCNNEncoder:
