@@ -119,12 +119,25 @@ def run_train(
     checkpoint_every: int,
     resume_path: Path | None,
 ) -> None:
+    """Under torchrun: this process's part of a data-parallel run (only rank 0 writes)."""
+    from iclr25 import distributed_torch
+
+    with distributed_torch.process_group(run.device.kind) as group:
+        _train(run, data, opts, checkpoint_dir, checkpoint_every, resume_path, group)
+
+
+def _train(run, data, opts, checkpoint_dir, checkpoint_every, resume_path, group) -> None:
     from iclr25.core.diffusion_at.checkpoints import check_resumable, save_checkpoint
     from iclr25.core.diffusion_at.ddpm import held_out_loss
     from iclr25.core.diffusion_at.models import build_model, count_parameters
     from iclr25.core.diffusion_at.pipeline import make_objective, train
+    from iclr25.distributed_torch import DataParallel
 
     config, dataset, ckpt = _resolve_config(run, data, opts, resume_path)
+    parallel = DataParallel(group, config.batch_size) if group.active else None
+    if group.active:
+        run.environment_extra["distributed"] = group.as_dict()
+    checkpoint_dir = checkpoint_dir if group.is_main else None  # rank 0 writes
     if ckpt is not None:
         check_resumable(ckpt, config)
     open_checkpoint_dir(checkpoint_dir, ckpt)
@@ -145,6 +158,7 @@ def run_train(
             _progress_callback(advance),
             write_checkpoint if checkpoint_dir else None,
             checkpoint_every,
+            parallel=parallel,
         )
     run.timings["steps_per_s"] = (config.steps - start) / max(run.timings["train_s"], 1e-9)
     if checkpoint_dir is not None and config.steps % checkpoint_every:

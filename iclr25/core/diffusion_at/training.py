@@ -31,6 +31,10 @@ model's target network, the free-AT carry (minibatch, δ, replay index) and the 
 history are all part of
 :class:`TrainState`, so a run resumed from a checkpoint is identical to an uninterrupted
 one (``checkpoints.py``).
+
+Under ``torchrun`` (``TrainState.parallel``, :mod:`iclr25.distributed_torch`) every rank
+draws the same global minibatch and computes the loss on its rows only; gradients, the
+recorded loss and δ are combined over ranks, so the run is the one-process run, split.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from torch import nn
 
 from iclr25.core.diffusion_at.adversarial import ATConfig, free_update, search_delta
 from iclr25.core.diffusion_at.models import ModelSpec, build_model
+from iclr25.distributed_torch import DataParallel
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,7 @@ class TrainState:
     losses: list[float] = field(default_factory=list)
     carry: dict[str, torch.Tensor] | None = None  # free AT: batch tensors, "delta", "replay"
     target: nn.Module | None = None  # consistency models: the target network θ⁻
+    parallel: DataParallel | None = None  # torchrun: this rank's rows, DDP (not saved)
 
 
 def init_state(config: TrainConfig, device: str = "cpu") -> TrainState:
@@ -119,8 +125,24 @@ def update_ema(state: TrainState, config: TrainConfig) -> None:
         blend(state.target, state.model, config.cm_target_ema)
 
 
-def _loss(state: TrainState, objective, batch, delta: torch.Tensor | None = None):
-    return objective.loss(state.model, batch, delta, state.target)
+def _loss(state: TrainState, objective, batch, delta: torch.Tensor | None = None, sync=True):
+    """The loss on the minibatch — under torchrun on this rank's rows, through the DDP
+    wrapper when the gradient is to be synchronised (``sync``)."""
+    p = state.parallel
+    if p is None:
+        return objective.loss(state.model, batch, delta, state.target)
+    rows = objective.restore(p.local(batch.tensors()))
+    delta = None if delta is None else p.local_rows(delta)
+    return objective.loss(p.module if sync else state.model, rows, delta, state.target)
+
+
+def _backward(state: TrainState, loss: torch.Tensor) -> None:
+    (loss if state.parallel is None else state.parallel.scale(loss)).backward()
+
+
+def _merged(state: TrainState, delta: torch.Tensor) -> torch.Tensor:
+    """δ with every rank's rows (each rank only updates its own)."""
+    return delta if state.parallel is None else state.parallel.merge_rows(delta)
 
 
 def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> float:
@@ -129,7 +151,7 @@ def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> flo
     state.optimizer.zero_grad(set_to_none=True)
     state.step += 1
     update_ema(state, config)
-    value = float(loss.detach())
+    value = float(loss.detach()) if state.parallel is None else state.parallel.mean(loss)
     state.losses.append(value)
     return value
 
@@ -137,16 +159,20 @@ def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> flo
 def plain_step(state: TrainState, objective, config: TrainConfig) -> float:
     batch = objective.draw(config.batch_size, state.gen)
     loss = _loss(state, objective, batch)
-    loss.backward()
+    _backward(state, loss)
     return _optimise(state, loss, config)
 
 
 def searched_step(state: TrainState, objective, config: TrainConfig) -> float:
     """FGSM / PGD: find δ* with extra passes (∂L/∂δ only), then train on x_t + δ*."""
     batch = objective.draw(config.batch_size, state.gen)
-    delta = search_delta(lambda d: _loss(state, objective, batch, d), batch.net_input, config.at)
+
+    def search(d: torch.Tensor) -> torch.Tensor:  # ∂L/∂δ only: no gradient sync
+        return _loss(state, objective, batch, d, sync=False)
+
+    delta = _merged(state, search_delta(search, batch.net_input, config.at))
     loss = _loss(state, objective, batch, delta)
-    loss.backward()
+    _backward(state, loss)
     return _optimise(state, loss, config)
 
 
@@ -163,9 +189,9 @@ def free_step(state: TrainState, objective, config: TrainConfig) -> float:
     perturb = config.at.method == "free"  # "replay": the same replays with δ ≡ 0
     delta = state.carry["delta"].clone().requires_grad_(perturb)
     loss = _loss(state, objective, batch, delta if perturb else None)
-    loss.backward()
+    _backward(state, loss)
     if perturb:
-        state.carry["delta"] = free_update(delta, delta.grad, config.at)
+        state.carry["delta"] = _merged(state, free_update(delta, delta.grad, config.at))
     state.carry["replay"] += 1
     if int(state.carry["replay"]) >= config.at.free_replays:
         state.carry = None
