@@ -1,0 +1,47 @@
+"""Studies of `iclr25 diffusion-at compare`: AT against the baseline, replay-only and noise.
+
+Each is one `compare` run; the command itself states the hypothesis, the controls and the
+pass conditions (``iclr25/core/diffusion_at/verdict.py``) and records the verdict. Sizes,
+with the wall time measured on the development machine (2 cores shared with other jobs,
+one torch thread, ``--workers 1``) in each result file's ``seconds``:
+
+- ``diffusion-at-8gaussians``: the default protocol (free AT from step 0, α = 0.05), 3000
+  optimiser steps, 5 seeds, NFE 2–50;
+- ``diffusion-at-8gaussians-paper``: ``--preset paper`` (the official code's step, radius,
+  cosine schedule; AT fine-tunes the last quarter of a plainly trained model);
+- ``diffusion-at-digits``: the larger scale — the U-Net on 8×8 digits, ``--preset paper``,
+  2000 steps, 5 seeds; sized for ≤ 30 min on a quiet 2-core machine (≈ 17 500 U-Net steps
+  at ~20 steps/s, plus sampling). ``diffusion-at-digits-reduced`` is the same comparison
+  at 600 steps, what fits when the machine is shared;
+- ``diffusion-at-quick``: the demo (`compare --quick`), whose headline the docs quote.
+"""
+
+from experiments import Study
+
+DIGITS = ("diffusion-at", "compare", "--data", "digits", "--preset", "paper", "--seeds", "5")
+
+STUDIES = {
+    "diffusion-at-8gaussians": Study(
+        args=("diffusion-at", "compare", "--data", "8gaussians", "--seeds", "5"),
+        about="free AT vs baseline, replay-only and noise controls; 8gaussians, 3000 steps, "
+        "5 seeds, NFE 2-50",
+    ),
+    "diffusion-at-8gaussians-paper": Study(
+        args=("diffusion-at", "compare", "--data", "8gaussians", "--preset", "paper"),
+        about="the paper's settings (--preset paper: AT fine-tunes the last quarter); "
+        "8gaussians, 3000 steps, 5 seeds",
+    ),
+    "diffusion-at-digits": Study(
+        args=(*DIGITS, "--steps", "2000", "--nfe", "2,3,5,10,20", "--n", "1000"),
+        about="the larger scale: U-Net on 8x8 digits, --preset paper, 2000 steps, 5 seeds "
+        "(<= 30 min on a quiet 2-core machine)",
+    ),
+    "diffusion-at-digits-reduced": Study(
+        args=(*DIGITS, "--steps", "600", "--nfe", "2,3,5,10,20", "--n", "500"),
+        about="the digits study at 600 steps and 500 samples (what fits on a shared machine)",
+    ),
+    "diffusion-at-quick": Study(
+        args=("diffusion-at", "compare", "--quick"),
+        about="the demo: 8gaussians, 800 steps, 3 seeds, NFE 3-20",
+    ),
+}
