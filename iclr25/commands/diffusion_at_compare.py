@@ -113,14 +113,14 @@ def _compare_plots(run: Run, results: dict, previews: dict, kind: str) -> None:
     for m in ("mmd", "sw") if curve else ():
         figure = plots.mismatch_figure(curve, m, labels=variants, nfe=results["mismatch"]["nfe"])
         run.save_plot(figure, f"mismatch_{m}")
+    keys = list(next(iter(previews.values()), {}))  # one row per preview sampler
     panels = [
-        (f"{variant}, {key.replace(':', ' NFE ')} (seed 0)", np.asarray(samples, dtype=float))
-        for key in next(iter(previews.values()), {})
+        (f"{variant}, {key.replace(':', ' NFE ')} (seed 0)", np.asarray(by_key[key], float))
+        for key in keys
         for variant, by_key in previews.items()
-        for samples in [by_key[key]]
     ]
     if panels:
-        run.save_plot(plots.samples_figure(panels, kind), "samples")
+        run.save_plot(plots.samples_figure(panels, kind, ncols=len(previews)), "samples")
 
 
 def _fmt(cell: dict) -> str:

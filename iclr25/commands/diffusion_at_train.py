@@ -110,6 +110,11 @@ def _resolve_config(
     plain = ckpt is not None and (not base.at.active or base.at_start >= ckpt.step)
     opts = apply_preset(opts, preset, dataset.dim, ckpt.step if plain else None)
     config = build_config(opts, dataset, base, data_spec=spec)
+    if preset == "paper" and plain and config.schedule != "cosine":
+        run.warn(
+            f"--preset paper fine-tunes {resume_path.name} with its {config.schedule} schedule "
+            "(the paper's code uses cosine; the checkpoint defines the model)"
+        )
     if ckpt is not None and run.seed not in (0, ckpt.config.seed):
         run.warn(f"the resumed run keeps its seed {ckpt.config.seed} (--seed {run.seed} ignored)")
     return config, dataset, ckpt

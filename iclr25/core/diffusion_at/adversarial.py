@@ -26,10 +26,11 @@ the default α is chosen by the measured sweep reported in docs/diffusion-at.md.
 
 Controls. ``replay`` is free AT's schedule (m optimiser updates per minibatch) with
 δ ≡ 0; ``noise`` is the same schedule with a *random* δ of the norm free AT's δ has at
-that replay: ρ_r = min(r·s, r_ball) after r ascent steps of length s (exact when the steps
-align — always in the default setting, where one step reaches the edge of the ball — and an
-upper bound otherwise; the mean norm each arm actually used is recorded in training, so the
-equality is measured, not assumed). The direction is uniform on the ℓ2 sphere, or a random
+that replay: ρ_r = min(r·s, r_ball) after r ascent steps of length s — exact when the steps
+align, an upper bound otherwise (in the default setting one step reaches the edge of the
+ball, and a later step falls back inside only when the gradient turns by more than 120°).
+The mean norm each arm actually used is recorded in training, so the match is measured,
+not assumed. The direction is uniform on the ℓ2 sphere, or a random
 vertex of the ℓ∞ ball (±ρ per coordinate, like FGSM's sign step). Together they separate
 "adversarial" from "more updates per minibatch" and from "noise augmentation".
 
@@ -136,7 +137,7 @@ def step_length(norm: str, step: float, d: int) -> float:
 
 def noise_norm(config: ATConfig, replay: int, d: int) -> float:
     """ρ_r = min(r·s, r_ball): the norm free AT's δ has at replay r (0-based) when its r
-    ascent steps align — the norm the ``noise`` control gives its random δ."""
+    ascent steps align (an upper bound otherwise) — the norm of the ``noise`` control's δ."""
     s = step_length(config.norm, config.step_size(), d)
     return min(replay * s, ball_radius(config.norm, config.alpha, d))
 

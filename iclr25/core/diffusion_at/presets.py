@@ -52,17 +52,18 @@ FINETUNE_FRACTION = 0.25  # AT fine-tunes the last quarter of --steps (see the d
 def paper_options(dim: int, steps: int, resume_step: int | None = None) -> dict:
     """The options dict (``diffusion_at_options`` keys) of ``--preset paper`` for data of
     ``dim`` numbers per sample and a budget of ``steps`` updates. Resuming a plain
-    checkpoint at ``resume_step`` makes it the pretrained model AT fine-tunes from."""
+    checkpoint at ``resume_step`` makes it the pretrained model AT fine-tunes from; its
+    schedule and T are then kept (they define the model being fine-tuned)."""
     at_start = resume_step if resume_step is not None else finetune_start(steps)
+    model = {"schedule": PAPER["schedule"], "diffusion_steps": PAPER["diffusion_steps"]}
     return {
+        **(model if resume_step is None else {}),
         "method": PAPER["method"],
         "norm": PAPER["norm"],
         "free_replays": PAPER["free_replays"],
         "alpha": PAPER["alpha"],
         "step": PAPER["step_l2"] / math.sqrt(dim),
         "target": PAPER["target"],
-        "schedule": PAPER["schedule"],
-        "diffusion_steps": PAPER["diffusion_steps"],
         "at_start": at_start,
     }
 
