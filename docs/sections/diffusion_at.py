@@ -74,9 +74,32 @@ def per_nfe(sources, study: str) -> str:
             "variant × NFE comparisons, α = 0.05).",
             md_table(rows, headers),
             f"**Verdict:** {res['verdict']['statement']}",
+            _unadjusted(res),
             _at_versus_controls(res),
             _delta_norms(res),
         ]
+    )
+
+
+def _unadjusted(res: dict) -> str:
+    """Where a single comparison's 95% interval excludes 0, before the Holm correction."""
+    from iclr25.core.diffusion_at.evaluation import HIGHER_IS_BETTER
+
+    higher = res["primary_metric"] in HIGHER_IS_BETTER
+    sides: dict[str, list[str]] = {"better": [], "worse": []}
+    for row in res["per_nfe"]:
+        for v, test in row["versus_baseline"].items():
+            d = test["difference"]
+            if d.get("low") is None:
+                continue
+            above, below = d["low"] > 0, d["high"] < 0
+            if above or below:
+                side = "better" if above == higher else "worse"
+                sides[side].append(f"`{v}` at NFE {row['nfe']}")
+    text = {k: ", ".join(v) or "none" for k, v in sides.items()}
+    return (
+        "Single comparisons whose 95% interval excludes 0 (unadjusted, so not evidence on "
+        f"their own): better than the baseline — {text['better']}; worse — {text['worse']}."
     )
 
 
