@@ -191,9 +191,26 @@ def verdicts(sources) -> str:
         h2 = {True: "met", False: "not met", None: "not decided"}[v["adversarial_effect_observed"]]
         lines.append(
             f"- **{about}** ({len(res['seeds'])} seeds, {res['steps']} steps): H1 "
-            f"{'met' if v['paper_claim_observed'] else 'not met'}, H2 {h2}. {v['statement']}"
+            f"{'met' if v['paper_claim_observed'] else 'not met'}, H2 {h2}. {v['statement']} "
+            + _mismatch_line(res)
         )
     return "\n".join(lines)
+
+
+def _mismatch_line(res: dict) -> str:
+    """Where AT raised or lowered the measured train/sample mismatch (MMD², 95% interval)."""
+    m = res["mismatch"]
+    if not m["curve"] or "at" not in res["variants"]:
+        return "The mismatch was not measured."
+
+    def ts(values):
+        return ", ".join("x̂₀" if t < 0 else str(t) for t in values) or "none"
+
+    return (
+        f"Mismatch (MMD² at NFE {m['nfe']}, AT − baseline): AT raises it at t = "
+        f"{ts(m['at_raises_t'])}, lowers it at t = {ts(m['at_lowers_t'])} "
+        f"(of {len(m['curve'])} points measured)."
+    )
 
 
 def speed(sources) -> str:
