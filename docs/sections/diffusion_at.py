@@ -18,9 +18,26 @@ STUDIES = {
 BENCH = "benchmarks/results/diffusion-at.json"
 
 
+#: studies whose result file may be absent: sized for a quiet machine, they can fail to
+#: finish on a shared one; their sections then say so instead of quoting anything
+OPTIONAL = ("digits",)
+
+
 def _results(sources, study: str) -> tuple[dict, dict]:
     doc = sources.load(STUDIES[study])
     return doc, doc["document"]["results"]
+
+
+def _missing(sources, study: str) -> str | None:
+    """The sentence that replaces an optional study's figures when it has no result file."""
+    path = STUDIES[study]
+    if study not in OPTIONAL or (sources.root / path).is_file():
+        return None
+    name = path.rsplit("/", 1)[-1].removesuffix(".json")
+    return (
+        f"**Not measured in this round**: `{path}` does not exist (the study did not finish "
+        f"on the shared machine). Run `python -m experiments run {name}`, then `make docs`."
+    )
 
 
 def _mean_sd(cell: dict, digits: int = 3) -> str:
@@ -54,6 +71,8 @@ def _setting(doc: dict, res: dict) -> str:
 
 def per_nfe(sources, study: str) -> str:
     """The study's table: every variant per NFE, the paired differences, the verdict."""
+    if missing := _missing(sources, study):
+        return missing
     doc, res = _results(sources, study)
     metric, variants = res["primary_metric"], res["variants"]
     others = [v for v in variants if v != "baseline"]
@@ -134,6 +153,8 @@ def _delta_norms(res: dict) -> str:
 
 def mismatch(sources, study: str) -> str:
     """MMD² between the sampler's states and q(x_t), per visited timestep and variant."""
+    if _missing(sources, study):
+        return "No mismatch curve: the study has no result file."
     _, res = _results(sources, study)
     m = res["mismatch"]
     if not m["curve"]:
@@ -186,6 +207,9 @@ def verdicts(sources) -> str:
         ("paper", "8gaussians, `--preset paper`"),
         ("digits", "digits (U-Net), `--preset paper`"),
     ):
+        if _missing(sources, study):
+            lines.append(f"- **{about}**: not measured in this round (no result file).")
+            continue
         _, res = _results(sources, study)
         v = res["verdict"]
         h2 = {True: "met", False: "not met", None: "not decided"}[v["adversarial_effect_observed"]]
