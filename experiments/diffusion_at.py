@@ -15,8 +15,8 @@ one torch thread, ``--workers 1``) in each result file's ``seconds``:
   2000 steps, 5 seeds: ≈ 9 000 U-Net steps in all (the plain prefix is shared by the
   variants of a seed), ≈ 28 CPU minutes at the benchmark's ~5 steps per CPU second, plus
   sampling — an estimate for ≤ 30 min with ``--workers 2`` on a quiet 2-core machine, not
-  run here. ``diffusion-at-digits-reduced`` is the same comparison at 300 steps of batch
-  64, 300 samples and NFE 2–10: what fit in the time left on a machine shared by eight
+  run here. ``diffusion-at-digits-reduced`` is the same comparison with 3 seeds, 300 steps
+  of batch 64, 300 samples and NFE 2–10: what fit in the time left on a machine shared by eight
   jobs (load ≈ 20 on 2 cores); an under-trained U-Net;
 - ``diffusion-at-quick``: the demo (`compare --quick`), whose headline the docs quote.
 """
@@ -24,7 +24,7 @@ one torch thread, ``--workers 1``) in each result file's ``seconds``:
 from experiments import Study
 
 PAPER_8G = ("diffusion-at", "compare", "--data", "8gaussians", "--preset", "paper")
-DIGITS = ("diffusion-at", "compare", "--data", "digits", "--preset", "paper", "--seeds", "5")
+DIGITS = ("diffusion-at", "compare", "--data", "digits", "--preset", "paper")
 
 STUDIES = {
     "diffusion-at-8gaussians": Study(
@@ -42,17 +42,18 @@ STUDIES = {
         "800 samples, 5 seeds, NFE 2-20",
     ),
     "diffusion-at-digits": Study(
-        args=(*DIGITS, "--steps", "2000", "--nfe", "2,3,5,10,20", "--n", "1000"),
+        args=(*DIGITS, "--seeds", "5", "--steps", "2000", "--nfe", "2,3,5,10,20", "--n", "1000"),
         about="the larger scale: U-Net on 8x8 digits, --preset paper, 2000 steps, 5 seeds "
-        "(<= 30 min on a quiet 2-core machine)",
+        "(estimated <= 30 min with --workers 2 on a quiet 2-core machine; not run here)",
     ),
     "diffusion-at-digits-reduced": Study(
         args=(
-            *DIGITS,
-            *("--steps", "300", "--batch-size", "64", "--nfe", "2,3,5,10", "--n", "300"),
+            *(*DIGITS, "--seeds", "3", "--steps", "300", "--batch-size", "64"),
+            *("--nfe", "2,3,5,10", "--n", "300"),
         ),
-        about="the digits study at 300 steps of batch 64, 300 samples, NFE 2-10 (what fit "
-        "in the time left on the shared machine: an under-trained U-Net)",
+        about="the digits study at 3 seeds, 300 steps of batch 64, 300 samples, NFE 2-10 "
+        "(what fit in the time left on the shared machine: an under-trained U-Net, and too "
+        "few seeds for a Holm-adjusted test to pass unless the effect is very large)",
     ),
     "diffusion-at-quick": Study(
         args=("diffusion-at", "compare", "--quick"),
