@@ -230,10 +230,12 @@ def _mismatch_line(res: dict) -> str:
     def ts(values):
         return ", ".join("x̂₀" if t < 0 else str(t) for t in values) or "none"
 
+    head = f"Mismatch (MMD² at NFE {m['nfe']}, AT − baseline, {len(m['curve'])} points):"
+    if not m["at_raises_t"] and not m["at_lowers_t"]:
+        return f"{head} no 95% interval excludes 0 — AT neither raised nor lowered it here."
     return (
-        f"Mismatch (MMD² at NFE {m['nfe']}, AT − baseline): AT raises it at t = "
-        f"{ts(m['at_raises_t'])}, lowers it at t = {ts(m['at_lowers_t'])} "
-        f"(of {len(m['curve'])} points measured)."
+        f"{head} AT raises it at t = {ts(m['at_raises_t'])}, "
+        f"lowers it at t = {ts(m['at_lowers_t'])}."
     )
 
 
