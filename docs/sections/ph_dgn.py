@@ -16,7 +16,7 @@ def render_energy(sources) -> str:
     res = sources.load(ENERGY)["document"]["results"]
     errs = res["rel_energy_error"]
     rows = [[name, *[num(v) for v in errs[name].values()]] for name in ("symplectic", "explicit")]
-    headers = ["integrator", *[f"|ΔH|/H₀ at step {k}" for k in errs["symplectic"]]]
+    headers = ["integrator", *[f"relative energy error at step {k}" for k in errs["symplectic"]]]
     return "\n".join(
         [
             f"{res['graph']} ({res['n_nodes']} nodes), width {res['width']}, ε = {res['eps']}, "
@@ -70,12 +70,23 @@ def render_transfer(sources) -> str:
             "",
             md_table(rows, headers),
             "",
+            _per_seed(res),
             "Chance MSE: " + ", ".join(f"distance {d}: {num(v)}" for d, v in chance) + ".",
             f"**Verdict: {res['verdict']}**; checks: "
             + ", ".join(f"{k} = {v}" for k, v in res["checks"].items())
             + ".",
         ]
     )
+
+
+def _per_seed(res: dict) -> str:
+    far = max(c["distance"] for c in res["cells"])
+    parts = [
+        f"{c['model']} " + ", ".join(num(v) for v in c["test_mse"])
+        for c in res["cells"]
+        if c["distance"] == far and c["model"].startswith("phdgn")
+    ]
+    return f"Per-seed test MSE at distance {far}: " + "; ".join(parts) + "."
 
 
 SECTIONS = {"energy": render_energy, "transfer": render_transfer}
