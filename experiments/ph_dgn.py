@@ -16,6 +16,11 @@ STUDIES = {
         about="H along symplectic vs explicit Euler at initialisation, ring of 12 nodes, "
         "ε = 0.1, float64; symplecticity of one step; dissipation with D = param+",
     ),
+    "ph-dgn-sensitivity": Study(
+        args=("ph-dgn", "sensitivity", "--distances", "3,5,10,20,50", "--seeds", "3"),
+        about="log10 ‖∂h_target/∂x_source‖ at initialisation on lines, 7 models, width 16, "
+        "L = distance, 3 seeds",
+    ),
     "ph-dgn-transfer": Study(
         args=(
             "ph-dgn",

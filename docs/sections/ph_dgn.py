@@ -1,6 +1,7 @@
 """Measured sections of docs/ph-dgn.md (`<!-- generated: ph_dgn.<name> -->`).
 
 - ``energy``: experiments/results/ph-dgn-energy.json (conservation and symplecticity);
+- ``sensitivity``: experiments/results/ph-dgn-sensitivity.json (gradients at initialisation);
 - ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict).
 """
 
@@ -10,6 +11,19 @@ from docs.sections import md_table, num
 
 ENERGY = "experiments/results/ph-dgn-energy.json"
 TRANSFER = "experiments/results/ph-dgn-transfer.json"
+SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
+
+
+def render_sensitivity(sources) -> str:
+    res = sources.load(SENSITIVITY)["document"]["results"]
+    dists = [str(d) for d in res["distances"]]
+    rows = [
+        [m, *[num(row[d]) if row[d] is not None else "exactly 0" for d in dists],
+         num(res["log10_slope"][m]) if res["log10_slope"][m] is not None else "–"]
+        for m, row in res["log10_sensitivity"].items()
+    ]  # fmt: skip
+    headers = ["model", *[f"distance {d}" for d in dists], "slope (decades per node)"]
+    return f"Mean over {res['seeds']} seeds of log10 S:\n\n" + md_table(rows, headers)
 
 
 def render_energy(sources) -> str:
@@ -89,4 +103,8 @@ def _per_seed(res: dict) -> str:
     return f"Per-seed test MSE at distance {far}: " + "; ".join(parts) + "."
 
 
-SECTIONS = {"energy": render_energy, "transfer": render_transfer}
+SECTIONS = {
+    "energy": render_energy,
+    "sensitivity": render_sensitivity,
+    "transfer": render_transfer,
+}

@@ -1,7 +1,8 @@
 """`iclr25 ph-dgn`: port-Hamiltonian deep graph networks (Heilig et al., ICLR 2025).
 
 Thin commands over :mod:`iclr25.core.ph_dgn`: ``energy`` (does the PH-DGN_C step conserve
-its Hamiltonian, and is it symplectic?) and ``transfer`` (the long-range ``copy`` task
+its Hamiltonian, and is it symplectic?), ``sensitivity`` (source-to-target gradients at
+initialisation) and ``transfer`` (the long-range ``copy`` task
 against GCN, GIN, A-DGN, GraphCON and a node-wise MLP, with pass conditions fixed in code).
 """
 
@@ -177,6 +178,40 @@ def transfer(
     if quick:
         run.warn("quick: no verdict (2 seeds, distances 3 and 5, 100 training graphs, 60 epochs)")
     run.finish(results, cfg, _render_transfer)
+
+
+SENSITIVITY_KEYS = "log10_sensitivity {model: {distance: value}}, log10_slope, distances, seeds"
+
+
+@command(app, "sensitivity", epilog=f"JSON results: {SENSITIVITY_KEYS}.")
+def sensitivity(
+    distances: Annotated[str, typer.Option("--distances", help="Line lengths.")] = "3,5,10,20,50",
+    models: Annotated[str, typer.Option("--models", help=f"Some of: {ALL_MODELS}.")] = ALL_MODELS,
+    width: Annotated[int, typer.Option("--width", help="Hidden width d.")] = 16,
+    eps: Annotated[float, typer.Option("--eps", help="ε of the ODE-based models.")] = 0.2,
+    seeds: Annotated[int, typer.Option("--seeds", help="Initialisations per cell.")] = 3,
+    *,
+    run: Run,
+) -> None:
+    """‖∂h_target/∂x_source‖ at initialisation vs distance, per model (log10)."""
+    from iclr25.core.ph_dgn.sensitivity import SensitivityConfig, run_sensitivity
+
+    names = tuple(m.strip() for m in models.split(",") if m.strip())
+    cfg = SensitivityConfig(_ints(distances, "--distances"), names, width, eps, seeds)
+    total = len(names) * len(cfg.distances) * seeds
+    with run.progress("model × distance × seed", total=total) as advance, run.timer("grad_s"):
+        results = run_sensitivity(cfg, run.seed, advance)
+    run.finish(results, cfg, _render_sensitivity)
+
+
+def _render_sensitivity(console, results) -> None:
+    from iclr25.output import rows_table
+
+    rows = [
+        {"model": m, **{f"d={d}": v for d, v in row.items()}, "slope": results["log10_slope"][m]}
+        for m, row in results["log10_sensitivity"].items()
+    ]
+    console.print(rows_table(rows, title="log10 ‖∂h_target/∂x_source‖ at initialisation"))
 
 
 def _render_transfer(console, results) -> None:

@@ -25,8 +25,11 @@ class Encoded(nn.Module):
         self.encoder = nn.Linear(in_dim, width)
         self.readout = nn.Linear(width, out_dim)
 
+    def hidden(self, x: torch.Tensor, aggs: dict[str, Aggregation]) -> torch.Tensor:
+        return self.body(self.encoder(x), aggs)  # (n, d): the state the readout sees
+
     def forward(self, x: torch.Tensor, aggs: dict[str, Aggregation]) -> torch.Tensor:
-        return self.readout(self.body(self.encoder(x), aggs))  # (n, out_dim)
+        return self.readout(self.hidden(x, aggs))  # (n, out_dim)
 
 
 class GCN(Encoded):

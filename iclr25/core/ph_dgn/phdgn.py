@@ -143,13 +143,16 @@ class PHDGN(nn.Module):
         """(Φ for p, Φ for q) from the graph's aggregations keyed by mode."""
         return aggs[self.cfg.p_agg], aggs[self.cfg.q_agg]
 
-    def forward(self, x: torch.Tensor, aggs: dict[str, Aggregation]) -> torch.Tensor:
+    def hidden(self, x: torch.Tensor, aggs: dict[str, Aggregation]) -> torch.Tensor:
+        """The final state the readout sees: p, q or [p, q]  (n, d or 2d)."""
         aggs = self.halves(aggs)
         p, q = self.encode(x)
         for ell in range(self.cfg.steps):
             p, q = self.step(p, q, aggs, self.cfg.eps * ell)
-        state = {"p": p, "q": q, "pq": torch.cat([p, q], 1)}[self.cfg.readout]
-        return self.readout(state)  # (n, out_dim)
+        return {"p": p, "q": q, "pq": torch.cat([p, q], 1)}[self.cfg.readout]
+
+    def forward(self, x: torch.Tensor, aggs: dict[str, Aggregation]) -> torch.Tensor:
+        return self.readout(self.hidden(x, aggs))  # (n, out_dim)
 
     @property
     def aggregations_per_step(self) -> int:

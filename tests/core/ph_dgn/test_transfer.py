@@ -8,6 +8,8 @@ import torch
 from iclr25.core.ph_dgn import transfer
 from iclr25.core.ph_dgn.energy import EnergyConfig, run_energy
 from iclr25.core.ph_dgn.graphs import topology
+from iclr25.core.ph_dgn.models import ModelSpec, build
+from iclr25.core.ph_dgn.sensitivity import SensitivityConfig, run_sensitivity, source_sensitivity
 from iclr25.core.ph_dgn.transfer import TransferConfig, ci95, copy_data, verdict
 from iclr25.errors import UsageError
 
@@ -96,3 +98,16 @@ def test_energy_is_conserved_by_symplectic_euler_and_not_by_explicit():
     assert res["drift_ratio_symplectic"] < 1.5 and res["growth_ratio_explicit"] > 10
     assert res["conserved"] and res["energy_nonincreasing"]
     assert res["explicit_symplecticity_residual"] > 1e-4
+
+
+def test_sensitivity_is_zero_beyond_the_receptive_field_and_for_the_mlp():
+    # a GCN with L layers sees L hops: on a line of 5 nodes (4 hops) L = 3 gives exactly 0
+    torch.manual_seed(0)
+    shallow = build(ModelSpec("gcn", 2, 1, width=4, steps=3)).double()
+    deep = build(ModelSpec("gcn", 2, 1, width=4, steps=4)).double()
+    assert source_sensitivity(shallow, 5) == 0.0 and source_sensitivity(deep, 5) > 0.0
+    mlp = build(ModelSpec("mlp", 2, 1, width=4, steps=5)).double()
+    assert source_sensitivity(mlp, 5) == 0.0
+    res = run_sensitivity(SensitivityConfig((3, 5), ("phdgn-c", "mlp"), width=4, seeds=1), 0)
+    assert res["log10_sensitivity"]["mlp"] == {"3": None, "5": None}
+    assert res["log10_slope"]["phdgn-c"] < 0
