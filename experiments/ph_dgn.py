@@ -21,6 +21,28 @@ STUDIES = {
         about="log10 ‖∂h_target/∂x_source‖ at initialisation on lines, 7 models, width 16, "
         "L = distance, 3 seeds",
     ),
+    "ph-dgn-transfer-official": Study(
+        args=(
+            "ph-dgn",
+            "transfer",
+            "--variant",
+            "official",
+            "--topology",
+            "line",
+            "--distances",
+            "5,10",
+            "--models",
+            "phdgn-c,gcn,mlp",
+            "--graphs",
+            "200,50,50",
+            "--epochs",
+            "150",
+            "--seeds",
+            "3",
+        ),  # fmt: skip
+        about="the paper's transfer data (constant target label, MSE over all nodes): does "
+        "the no-edge MLP beat the identity score y = x?",
+    ),
     "ph-dgn-transfer": Study(
         args=(
             "ph-dgn",

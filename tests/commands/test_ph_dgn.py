@@ -38,7 +38,7 @@ def test_transfer_results_are_identical_in_process_and_with_two_workers(cli):
         (("transfer", "--distances", "1"), "--distances 3,5,10"),
         (("transfer", "--distances", "a,b"), "e.g. --distances"),
         (("transfer", "--eps", "0"), "--eps 0.2"),
-        (("transfer", "--variant", "official"), "--variant copy"),
+        (("transfer", "--variant", "paper"), "use: copy, official"),
         (("energy", "--steps", "0"), "--steps ≥ 10"),
         (("energy", "--graph", "/nonexistent/edges.csv"), "existing CSV"),
     ],
@@ -59,3 +59,14 @@ def test_energy_reads_an_edge_list_and_rejects_non_integer_ids(cli, tmp_path):
     bad.write_text("src,dst\n1,x\n")
     result = cli("ph-dgn", "energy", "--graph", bad)
     assert result.returncode == 2 and "non-integer node id" in error_line(result.stderr)
+
+
+def test_official_variant_reports_the_identity_score_and_no_verdict(cli):
+    args = [a if a != "phdgn-c,mlp" else "mlp" for a in TINY]
+    result = cli(*args, "--variant", "official")
+    assert result.returncode == 0, result
+    res = result.json()["results"]
+    (cell,) = res["cells"]
+    assert cell["identity_mse"] == pytest.approx(2 / 3)  # y = x misses 2 of 3 nodes by 1
+    assert res["verdict"].startswith("official: no verdict")
+    assert "mlp_beats_identity_d3" in res["checks"]

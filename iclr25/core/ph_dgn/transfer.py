@@ -1,10 +1,12 @@
 """Graph transfer, ``copy`` variant: can a model carry one value across ``hops`` edges?
 
-The official transfer data (gravins/SWAN) has a constant target label and reports MSE
-over all nodes, so it does not require propagation (paper note). The ``copy`` variant
-(issue 28) does: every node holds a value ~ U(0, 1) and a marker channel (+1 at the
-source, −1 at the target, 0 elsewhere); the target must output the *source's* value; loss
-and MSE are at the target only. Predicting the training mean scores ≈ 1/12 (`chance_mse`,
+The official transfer data (gravins/SWAN; ``--variant official``, data in
+:mod:`.transfer_data`) has a constant target label and reports MSE over all nodes, so it
+does not require propagation (paper note): it gets no verdict, only a check of whether
+the no-edge MLP beats the identity score. The ``copy`` variant (issue 28) needs
+propagation: every node holds a value ~ U(0, 1) and a marker channel (+1 at the source,
+−1 at the target, 0 elsewhere); the target must output the *source's* value; loss and MSE
+are at the target only. Predicting the training mean scores ≈ 1/12 (`chance_mse`,
 measured on each test set).
 
 Equal budget: every model has the same width, depth L (= distance unless given), data,
@@ -27,16 +29,16 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from iclr25.core.ph_dgn.graphs import TOPOLOGIES, batch, hops, topology
+from iclr25.core.ph_dgn.graphs import TOPOLOGIES, hops, topology
 from iclr25.core.ph_dgn.models import (
     MODELS,
     PHDGN_MODELS,
     ModelSpec,
     build,
     check_models,
-    graph_aggregations,
     n_params,
 )
+from iclr25.core.ph_dgn.transfer_data import VARIANTS, make_data
 from iclr25.errors import UsageError
 from iclr25.parallel import Task, derive_seed
 
@@ -48,6 +50,7 @@ MIN_SEEDS = 3
 @dataclass(frozen=True)
 class TransferConfig:
     topology: str = "line"
+    variant: str = "copy"  # copy or official (transfer_data)
     distances: tuple[int, ...] = (3, 5, 10)
     models: tuple[str, ...] = MODELS
     width: int = 16
@@ -64,6 +67,8 @@ class TransferConfig:
         if self.topology not in TOPOLOGIES:
             raise UsageError(f"unknown topology {self.topology!r}", f"use: {', '.join(TOPOLOGIES)}")
         check_models(list(self.models))
+        if self.variant not in VARIANTS:
+            raise UsageError(f"unknown --variant {self.variant!r}", f"use: {', '.join(VARIANTS)}")
         bad = [d for d in self.distances if d < 2]
         if bad or not self.distances:
             raise UsageError(f"distance(s) {bad or 'none'} below 2", "pass --distances 3,5,10")
@@ -85,30 +90,11 @@ class TransferConfig:
 
 
 # ---------------------------------------------------------------------------------------
-# Data
-# ---------------------------------------------------------------------------------------
-def copy_data(topology_name: str, distance: int, n_graphs: int, seed: int) -> dict:
-    """``n_graphs`` copies of one topology, batched block-diagonally (module docstring)."""
-    edges, n, source, target = topology(topology_name, distance)
-    g = torch.Generator().manual_seed(seed)
-    value = torch.rand(n_graphs, n, generator=g)  # (G, n)
-    marker = torch.zeros(n_graphs, n)
-    marker[:, source], marker[:, target] = 1.0, -1.0
-    x = torch.stack([value, marker], dim=-1).reshape(n_graphs * n, 2)  # (G·n, 2)
-    return {
-        "x": x,
-        "y": value[:, source].clone(),  # (G,)
-        "target_rows": torch.arange(n_graphs) * n + target,  # (G,)
-        "aggs": graph_aggregations(batch(edges, n, n_graphs), n_graphs * n),
-    }
-
-
-# ---------------------------------------------------------------------------------------
 # One task: one model × distance × seed
 # ---------------------------------------------------------------------------------------
 def _mse(model, data) -> float:
     with torch.no_grad():
-        pred = model(data["x"], data["aggs"])[data["target_rows"], 0]
+        pred = model(data["x"], data["aggs"])[data["rows"], 0]
         return torch.mean((pred - data["y"]) ** 2).item()
 
 
@@ -116,11 +102,20 @@ def train_cell(config: dict, seed: int) -> dict:
     """Train ``config["model"]`` at one distance on the seed's data; the task function."""
     with _one_thread():
         splits = [
-            copy_data(config["topology"], config["distance"], size, config["data_seed"] + i)
+            make_data(
+                config["variant"],
+                config["topology"],
+                config["distance"],
+                size,
+                config["data_seed"] + i,
+            )
             for i, size in enumerate(config["graphs"])
         ]
         torch.manual_seed(seed)
-        spec = ModelSpec(config["model"], 2, 1, config["width"], config["depth"], config["eps"])
+        in_dim = splits[0]["x"].shape[1]
+        spec = ModelSpec(
+            config["model"], in_dim, 1, config["width"], config["depth"], config["eps"]
+        )
         model = build(spec)
         best = _fit(model, splits[0], splits[1], config)
         model.load_state_dict(best["state"])
@@ -129,6 +124,9 @@ def train_cell(config: dict, seed: int) -> dict:
             "val_mse": best["val_mse"],
             "test_mse": _mse(model, splits[2]),
             "chance_mse": torch.mean((splits[2]["y"] - train_mean) ** 2).item(),
+            "identity_mse": torch.mean(
+                (splits[2]["x"][splits[2]["rows"], 0] - splits[2]["y"]) ** 2
+            ).item(),
             "best_epoch": best["epoch"],
             "params": n_params(model),
             "aggregations_per_forward": model.aggregations_per_step * config["depth"],
@@ -140,7 +138,7 @@ def _fit(model, train, val, config) -> dict:
     best = {"val_mse": _mse(model, val), "epoch": 0, "state": copy.deepcopy(model.state_dict())}
     for epoch in range(1, config["epochs"] + 1):
         opt.zero_grad()
-        pred = model(train["x"], train["aggs"])[train["target_rows"], 0]  # (G,)
+        pred = model(train["x"], train["aggs"])[train["rows"], 0]  # (rows,)
         loss = torch.mean((pred - train["y"]) ** 2)
         if not torch.isfinite(loss):
             break  # diverged: keep the best state so far
@@ -176,6 +174,7 @@ def tasks(cfg: TransferConfig, run_seed: int) -> list[Task]:
                 conf = {
                     "model": model,
                     "topology": cfg.topology,
+                    "variant": cfg.variant,
                     "distance": distance,
                     "depth": cfg.depth or distance,
                     "data_seed": data_seed,
@@ -215,7 +214,7 @@ def summarise(cfg: TransferConfig, task_list: list[Task], outcomes: list[dict]) 
         _cell(cfg, model, d, by_cell[(model, d)]) for d in cfg.distances for model in cfg.models
     ]
     results = {
-        "task": f"copy, {cfg.topology}",
+        "task": f"{cfg.variant}, {cfg.topology}",
         "cells": cells,
         "chance_mse": {str(d): c for d, c in chance.items()},
         "seeds": cfg.seeds,
@@ -245,13 +244,20 @@ def _cell(cfg, model: str, distance: int, runs: list[dict]) -> dict:
         "params": runs[0]["params"],
         "steps": cfg.depth or distance,
         "aggregations_per_forward": runs[0]["aggregations_per_forward"],
+        **({"identity_mse": _mean(runs, "identity_mse")} if cfg.variant == "official" else {}),
     }
+
+
+def _mean(runs: list[dict], key: str) -> float:
+    return sum(r[key] for r in runs) / len(runs)
 
 
 def verdict(cfg: TransferConfig, cells: list[dict], chance: dict[int, float]) -> dict:
     """The headline's verdict and each clause's check (module docstring)."""
     if cfg.quick:
         return {"verdict": "quick: no verdict", "checks": {}}
+    if cfg.variant == "official":
+        return _official_verdict(cfg, cells)
     get = {(c["model"], c["distance"]): c for c in cells}
     d = HEADLINE_DISTANCE
     missing = [m for m in ("mlp", "gcn", "gin") if m not in cfg.models]
@@ -285,6 +291,17 @@ def verdict(cfg: TransferConfig, cells: list[dict], chance: dict[int, float]) ->
         text = f"not met: {failed} not ≥ 0.6·chance with an interval disjoint from {best}'s"
     else:
         text = "met"
+    return {"verdict": text, "checks": checks}
+
+
+def _official_verdict(cfg: TransferConfig, cells: list[dict]) -> dict:
+    """The official data: no headline; does the no-edge MLP beat predicting y = x?"""
+    checks = {}
+    if "mlp" in cfg.models:
+        for c in cells:
+            if c["model"] == "mlp":
+                checks[f"mlp_beats_identity_d{c['distance']}"] = c["ci95"][1] < c["identity_mse"]
+    text = "official: no verdict (the target label is constant; MSE over all nodes)"
     return {"verdict": text, "checks": checks}
 
 

@@ -10,7 +10,8 @@ from iclr25.core.ph_dgn.energy import EnergyConfig, run_energy
 from iclr25.core.ph_dgn.graphs import topology
 from iclr25.core.ph_dgn.models import ModelSpec, build
 from iclr25.core.ph_dgn.sensitivity import SensitivityConfig, run_sensitivity, source_sensitivity
-from iclr25.core.ph_dgn.transfer import TransferConfig, ci95, copy_data, verdict
+from iclr25.core.ph_dgn.transfer import TransferConfig, ci95, verdict
+from iclr25.core.ph_dgn.transfer_data import copy_data, official_data
 from iclr25.errors import UsageError
 
 
@@ -26,6 +27,14 @@ def test_copy_data_targets_are_the_source_values_and_an_oracle_scores_zero():
     assert transfer._mse(oracle, data) == 0.0
     sum_agg = data["aggs"]["sum"]
     assert sum_agg.n == 35 and sum_agg.rows.numel() == 7 * 8  # 4 undirected edges per graph
+
+
+def test_official_data_has_constant_target_labels_and_identity_scores_2_over_n():
+    data = official_data("line", 5, 6, seed=0)
+    x, y = data["x"].view(6, 5), data["y"].view(6, 5)
+    assert x[:, 0].eq(1).all() and x[:, 4].eq(0).all()
+    assert y[:, 4].eq(1).all() and y[:, 0].eq(0).all() and torch.equal(x[:, 1:4], y[:, 1:4])
+    assert torch.mean((x.reshape(-1) - data["y"]) ** 2).item() == pytest.approx(2 / 5)
 
 
 def test_train_mean_predictor_scores_about_one_twelfth():
