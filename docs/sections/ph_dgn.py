@@ -2,6 +2,7 @@
 
 - ``energy``: experiments/results/ph-dgn-energy.json (conservation and symplecticity);
 - ``sensitivity``: experiments/results/ph-dgn-sensitivity.json (gradients at initialisation);
+- ``official``: experiments/results/ph-dgn-transfer-official.json (the paper's data);
 - ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict).
 """
 
@@ -12,6 +13,29 @@ from docs.sections import md_table, num
 ENERGY = "experiments/results/ph-dgn-energy.json"
 TRANSFER = "experiments/results/ph-dgn-transfer.json"
 SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
+OFFICIAL = "experiments/results/ph-dgn-transfer-official.json"
+
+
+def render_official(sources) -> str:
+    doc = sources.load(OFFICIAL)["document"]
+    res, cfg = doc["results"], doc["config"]
+    rows = [
+        [c["model"], c["distance"], num(c["mean_mse"]),
+         f"{num(c['ci95'][0])} – {num(c['ci95'][1])}", num(c["identity_mse"])]
+        for c in res["cells"]
+    ]  # fmt: skip
+    headers = ["model", "distance", "test MSE (all nodes)", "95 % CI", "identity y = x"]
+    graphs = "/".join(str(g) for g in cfg["graphs"])
+    checks = ", ".join(f"{k} = {v}" for k, v in res["checks"].items())
+    return "\n".join(
+        [
+            f"{res['task']}, {res['seeds']} seeds, {graphs} graphs, {cfg['epochs']} epochs:",
+            "",
+            md_table(rows, headers),
+            "",
+            f"{res['verdict']}; {checks}.",
+        ]
+    )
 
 
 def render_sensitivity(sources) -> str:
@@ -106,5 +130,6 @@ def _per_seed(res: dict) -> str:
 SECTIONS = {
     "energy": render_energy,
     "sensitivity": render_sensitivity,
+    "official": render_official,
     "transfer": render_transfer,
 }
