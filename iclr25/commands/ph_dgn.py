@@ -31,8 +31,8 @@ ENERGY_KEYS = (
 )
 TRANSFER_KEYS = (
     "task, cells [model, distance, hops, test_mse (per seed), mean_mse, ci95, val_mse, "
-    "params, steps, aggregations_per_forward, identity_mse (official)], chance_mse {distance: mse}, seeds, "
-    "pass_conditions, verdict, checks, headline"
+    "params, steps, aggregations_per_forward, identity_mse (official)], "
+    "chance_mse {distance: mse}, seeds, pass_conditions, verdict, checks, headline"
 )
 
 
