@@ -2,8 +2,9 @@
 
 Thin commands over :mod:`iclr25.core.ph_dgn`: ``energy`` (does the PH-DGN_C step conserve
 its Hamiltonian, and is it symplectic?), ``sensitivity`` (source-to-target gradients at
-initialisation) and ``transfer`` (the long-range ``copy`` task
-against GCN, GIN, A-DGN, GraphCON and a node-wise MLP, with pass conditions fixed in code).
+initialisation), ``transfer`` (the long-range ``copy`` task against GCN, GIN, A-DGN,
+GraphCON and a node-wise MLP, with pass conditions fixed in code; or the paper's data) and
+``generate`` (the transfer data as NPZ).
 """
 
 from pathlib import Path
@@ -215,6 +216,44 @@ def _render_sensitivity(console, results) -> None:
         for m, row in results["log10_sensitivity"].items()
     ]
     console.print(rows_table(rows, title="log10 ‖∂h_target/∂x_source‖ at initialisation"))
+
+
+@command(app, "generate", epilog="JSON results: files, variant, topology, distance, graphs.")
+def generate(
+    variant: Annotated[str, typer.Option("--variant", help="copy or official.")] = "copy",
+    topology: Annotated[
+        str, typer.Option("--topology", help="line, ring or crossed-ring.")
+    ] = "line",
+    distance: Annotated[int, typer.Option("--distance", help="Transfer distance.")] = 10,
+    graphs: Annotated[
+        str, typer.Option("--graphs", help="Train,val,test graph counts.")
+    ] = "500,100,100",
+    *,
+    run: Run,
+) -> None:
+    """Write the transfer data sets as NPZ (train/val/test) into the --out run directory."""
+    import io
+
+    import numpy as np
+
+    from iclr25 import atomic
+    from iclr25.core.ph_dgn.transfer_data import VARIANTS, make_data, to_arrays
+    from iclr25.parallel import derive_seed
+
+    require(run.wants_artifacts, "generate needs --out DIR", "pass --out DIR for the NPZ files")
+    require(variant in VARIANTS, f"unknown --variant {variant!r}", "use copy or official")
+    counts = _ints(graphs, "--graphs")
+    require(len(counts) == 3 and min(counts) > 0, f"--graphs {graphs!r}", "e.g. 500,100,100")
+    base = derive_seed(run.seed, "data", topology, distance, 0) % 2**62  # as transfer seed 0
+    files = []
+    for i, (split, size) in enumerate(zip(("train", "val", "test"), counts, strict=True)):
+        arrays = to_arrays(make_data(variant, topology, distance, size, base + i), size)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        atomic.write_bytes(run.artifact_path(f"{split}.npz"), buffer.getvalue())
+        files.append(f"{split}.npz")
+    results = {"files": files, "variant": variant, "topology": topology, "distance": distance}
+    run.finish({**results, "graphs": list(counts)})
 
 
 def _render_transfer(console, results) -> None:

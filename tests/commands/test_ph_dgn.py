@@ -70,3 +70,18 @@ def test_official_variant_reports_the_identity_score_and_no_verdict(cli):
     assert cell["identity_mse"] == pytest.approx(2 / 3)  # y = x misses 2 of 3 nodes by 1
     assert res["verdict"].startswith("official: no verdict")
     assert "mlp_beats_identity_d3" in res["checks"]
+
+
+def test_generate_writes_npz_splits_that_match_transfer_data(cli, tmp_path):
+    import numpy as np
+
+    out = tmp_path / "data"
+    args = ("ph-dgn", "generate", "--distance", "4", "--graphs", "3,2,2", "--quiet")
+    result = cli(*args, "--out", out)
+    assert result.returncode == 0, result
+    train = np.load(out / "train.npz")
+    assert train["x"].shape == (12, 2) and train["edge_index"].shape == (2, 18)
+    assert np.array_equal(train["y"], train["x"].reshape(3, 4, 2)[:, 0, 0])
+    assert np.array_equal(train["batch"], np.repeat(np.arange(3), 4))
+    again = cli(*args, "--out", out)  # never overwritten
+    assert again.returncode == 2, again

@@ -56,3 +56,17 @@ def official_data(topology_name: str, distance: int, n_graphs: int, seed: int) -
 def make_data(variant: str, topology_name: str, distance: int, n_graphs: int, seed: int) -> dict:
     maker = {"copy": copy_data, "official": official_data}[variant]
     return maker(topology_name, distance, n_graphs, seed)
+
+
+def to_arrays(data: dict, n_graphs: int) -> dict:
+    """NumPy arrays of one split for an NPZ file: ``edge_index`` (2, E), ``x`` (N, f),
+    ``y`` (rows,), ``rows`` (rows,) the scored nodes, ``batch`` (N,) each node's graph."""
+    agg = data["aggs"]["sum"]
+    n_total = data["x"].shape[0]
+    return {
+        "edge_index": torch.stack([agg.cols, agg.rows]).numpy(),  # (2, E): src, dst
+        "x": data["x"].numpy(),
+        "y": data["y"].numpy(),
+        "rows": data["rows"].numpy(),
+        "batch": torch.arange(n_graphs).repeat_interleave(n_total // n_graphs).numpy(),
+    }
