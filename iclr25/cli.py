@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "style_check",
     "carbon_report",
     "gpu_bench",
+    "pn_gail",
     "info",
     "cite",
     "demo",
