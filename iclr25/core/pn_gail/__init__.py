@@ -7,7 +7,7 @@ weight 1 − r, so the policy imitates the confident part and moves away from th
 
 | module | what |
 |---|---|
-| ``loss_gail``, ``loss_2iwil``, ``loss_ic_gail``, ``loss_wgail``, ``loss_pn_gail`` | one discriminator loss each |
+| ``loss_<method>`` (gail, 2iwil, ic_gail, wgail, pn_gail) | one discriminator loss each |
 | ``discriminator`` | f_ω (MLP 2×100 tanh), the method registry and one update |
 | ``confidence`` | balanced and 2IWIL semi-conf classifiers for unlabelled pairs |
 | ``pendulum``, ``envs`` | batched numpy Pendulum-v1 as an SB3 VecEnv; gymnasium ids |

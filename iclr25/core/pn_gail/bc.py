@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr25.threads import small_problem_threads
+
 BC_METHODS = ("bc", "weighted-bc")
 
 
@@ -38,6 +40,11 @@ def fit_bc(
     seed: int,
 ) -> nn.Module:
     """The fitted π: (E, ds) -> (E, da)."""
+    with small_problem_threads():
+        return _fit(obs, actions, weights, obs_scale, config, seed)
+
+
+def _fit(obs, actions, weights, obs_scale, config: BCConfig, seed: int) -> nn.Module:
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     scale = torch.as_tensor(obs_scale, dtype=torch.float32)

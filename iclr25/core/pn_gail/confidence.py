@@ -37,6 +37,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr25.threads import small_problem_threads
+
 KINDS = ("balanced", "2iwil")
 CLIP = 0.01  # the balanced correction is clipped to ±0.01
 
@@ -131,6 +133,11 @@ def fit_confidence(
     """Confidences (N,) for pairs x (N, d): given r where ``labeled``, σ(g(x)) elsewhere."""
     if labeled.all():
         return np.asarray(r, dtype=np.float64).copy()
+    with small_problem_threads():
+        return _fit(x, r, labeled, config, seed, on_step)
+
+
+def _fit(x, r, labeled, config: ClassifierConfig, seed: int, on_step) -> np.ndarray:
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     xs, idx_c, idx_u, r_c, beta = _prepare(x, r, labeled)

@@ -161,8 +161,11 @@ def optimal_discriminator(game: Game, p_pi: np.ndarray) -> np.ndarray:
 
 
 def solve(game: Game, methods=METHODS, config: PlayConfig = PlayConfig(), seed: int = 0) -> dict:
+    from iclr25.threads import small_problem_threads
+
     closed = {m: closed_form(game, m) for m in methods}
-    play = {m: learned(game, m, config, seed) for m in methods}
+    with small_problem_threads():
+        play = {m: learned(game, m, config, seed) for m in methods}
     error = max(float(np.abs(closed[m] - play[m]).max()) for m in methods)
     return {
         "closed_form": {m: v.tolist() for m, v in closed.items()},
