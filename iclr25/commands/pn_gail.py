@@ -19,6 +19,7 @@ from iclr25.commands.pn_gail_options import (
     TRAIN_PANEL,
     Classifier,
     ClassifierOpt,
+    ClassifierStepsOpt,
     ConfidenceFileOpt,
     DemosOpt,
     EnvOpt,
@@ -96,10 +97,11 @@ def _load_demos(run: Run, path, confidence_file, env: str, config, labeled):
     return demos, spec
 
 
-def _classifier(kind: Classifier):
+def _classifier(kind: Classifier, steps: int = 3000):
     from iclr25.core.pn_gail.confidence import ClassifierConfig
 
-    return ClassifierConfig(kind=kind.value)
+    require(1 <= steps <= 10_000_000, f"--classifier-steps {steps} is out of range", "use 3000")
+    return ClassifierConfig(kind=kind.value, steps=steps)
 
 
 DEMOS_KEYS = "demonstrators {level, return_mean, confidence, pairs, episodes}, pairs, labeled"
@@ -148,6 +150,7 @@ def confidence_command(
     save: SavePath = None,
     confidence_file: ConfidenceFileOpt = None,
     classifier: ClassifierOpt = Classifier.balanced,
+    classifier_steps: ClassifierStepsOpt = 3000,
     levels: LevelsOpt = DEFAULT_LEVELS,
     noise: NoiseOpt = Noise.uniform,
     episodes: EpisodesOpt = 5,
@@ -167,7 +170,7 @@ def confidence_command(
         refuse_existing(save, run.options.overwrite)
     config = demo_config(levels, noise, episodes, optimal_share, labeled_fraction)
     data, _ = _load_demos(run, demos, confidence_file, env, config, labeled_fraction)
-    classifier_config = _classifier(classifier)
+    classifier_config = _classifier(classifier, classifier_steps)
     with run.progress("classifier steps", classifier_config.steps) as advance:
         with run.timer("classifier_s"):
             r = complete_confidences(data, classifier_config, run.seed, on_step=advance)
@@ -329,6 +332,7 @@ def compare_command(
     seeds: Annotated[int, typer.Option("--seeds", help="Seeds (fresh demos each).")] = 5,
     steps: StepsOpt = 200_000,
     classifier: ClassifierOpt = Classifier.balanced,
+    classifier_steps: ClassifierStepsOpt = 3000,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -349,7 +353,7 @@ def compare_command(
         methods=parse_names(methods, study.SETTING_METHODS["dominated"], "--methods"),
         seeds=seeds,
         train=TrainConfig(steps=steps),
-        classifier=_classifier(classifier),
+        classifier=_classifier(classifier, classifier_steps),
     )
     if quick:
         config = study.quick_config(config)

@@ -105,6 +105,14 @@ OracleOpt = Annotated[
         rich_help_panel=DEMOS_PANEL,
     ),
 ]
+ClassifierStepsOpt = Annotated[
+    int,
+    typer.Option(
+        "--classifier-steps",
+        help="Adam steps of the confidence classifier (64 labelled + 256 unlabelled each).",
+        rich_help_panel=DEMOS_PANEL,
+    ),
+]
 EnvOpt = Annotated[
     str,
     typer.Option(

@@ -90,6 +90,8 @@ def _build_vec_env_class():
     class PendulumVecEnv(VecEnv):
         """E numpy pendulums as one SB3 VecEnv (auto-reset after 200 steps)."""
 
+        render_mode = None
+
         def __init__(self, n_envs: int, seed: int, env_reward: bool = True) -> None:
             obs_space = spaces.Box(-OBS_HIGH, OBS_HIGH, dtype=np.float32)
             act_space = spaces.Box(-MAX_TORQUE, MAX_TORQUE, shape=(1,), dtype=np.float32)
