@@ -29,7 +29,7 @@ def test_generated_demos_have_the_planned_mixture(small):
 def test_confidence_falls_as_epsilon_rises(small):
     conf = [d["confidence"] for d in small.demonstrators]
     assert conf[0] == 1.0 and conf[-1] == 0.0
-    assert all(a > b for a, b in zip(conf, conf[1:])), conf
+    assert all(a > b for a, b in zip(conf, conf[1:], strict=False)), conf
     returns = [d["return_mean"] for d in small.demonstrators]
     assert returns[0] > returns[2] > returns[4]
 
@@ -38,7 +38,9 @@ def test_optimal_setting_is_all_expert_and_generation_is_seeded():
     d = generate(DemoConfig(episodes=1, optimal_share=1.0), seed=3)
     assert (d.true_confidence == 1.0).all() and len(d.demonstrators) == 1
     again = generate(DemoConfig(episodes=1, optimal_share=1.0), seed=3)
-    assert np.array_equal(d.obs, again.obs) and np.array_equal(d.confidence, again.confidence, equal_nan=True)
+    assert np.array_equal(d.obs, again.obs) and np.array_equal(
+        d.confidence, again.confidence, equal_nan=True
+    )
 
 
 def test_npz_and_x_mixture_load_alike(tmp_path, small):
@@ -63,7 +65,11 @@ def _write(tmp_path, **arrays):
     return path
 
 
-GOOD = {"obs": np.zeros((4, 3)), "actions": np.zeros((4, 1)), "confidence": np.array([1, np.nan, 0.5, np.nan])}
+GOOD = {
+    "obs": np.zeros((4, 3)),
+    "actions": np.zeros((4, 1)),
+    "confidence": np.array([1, np.nan, 0.5, np.nan]),
+}
 
 
 @pytest.mark.parametrize(
@@ -72,8 +78,14 @@ GOOD = {"obs": np.zeros((4, 3)), "actions": np.zeros((4, 1)), "confidence": np.a
         ({"obs": None}, "missing key"),
         ({"actions": np.zeros((3, 1))}, "'actions' has 3 rows"),
         ({"obs": np.zeros((4, 5))}, r"\(ds, da\) = \(5, 1\)"),
-        ({"confidence": np.array([1.5, 0.2, -1, np.nan])}, r"outside \[0, 1\]: 2 value\(s\), first at index 0"),
-        ({"obs": np.array([[0, 0, 0], [0, np.nan, 0], [0, 0, 0], [0, 0, np.inf]])}, "NaN or inf in 'obs': 2 value"),
+        (
+            {"confidence": np.array([1.5, 0.2, -1, np.nan])},
+            r"outside \[0, 1\]: 2 value\(s\), first at index 0",
+        ),
+        (
+            {"obs": np.array([[0, 0, 0], [0, np.nan, 0], [0, 0, 0], [0, 0, np.inf]])},
+            "NaN or inf in 'obs': 2 value",
+        ),
         ({"confidence": np.full(4, np.nan)}, "no labelled pair"),
     ],
 )
