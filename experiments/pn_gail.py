@@ -25,7 +25,7 @@ STUDIES = {
             "--workers",
             "2",
         ),
-        about="what a loaded shared 2-core machine (load average 15+) finished before the "
+        about="what a heavily loaded shared 2-core machine could finish before the "
         "deadline: 3 seeds × 50k steps (25 rollouts), the gated methods only (GAIL, PN-GAIL, "
         "shuffled PN-GAIL; BC and weighted BC), 1,000 classifier steps; 2IWIL and IC-GAIL "
         "(reported, not gated) left out. Smaller than the prototype's 100k, where the gap "
