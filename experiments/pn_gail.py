@@ -14,22 +14,25 @@ STUDIES = {
         args=(
             "pn-gail",
             "compare",
+            "--settings",
+            "dominated",
             "--seeds",
             "3",
             "--steps",
-            "50000",
+            "30000",
             "--methods",
-            "gail,pn-gail,pn-gail-shuffled,bc,weighted-bc",
+            "gail,pn-gail,pn-gail-shuffled",
             "--classifier-steps",
             "1000",
             "--workers",
             "2",
         ),
         about="what a heavily loaded shared 2-core machine could finish before the "
-        "deadline: 3 seeds × 50k steps (25 rollouts), the gated methods only (GAIL, PN-GAIL, "
-        "shuffled PN-GAIL; BC and weighted BC), 1,000 classifier steps; 2IWIL and IC-GAIL "
-        "(reported, not gated) left out. Smaller than the prototype's 100k, where the gap "
-        "was largest: the effect may not have formed yet at this budget",
+        "deadline: the dominated setting only (P1, P2; P3 and its optimal setting left out, "
+        "so the verdict is incomplete), GAIL vs PN-GAIL vs shuffled PN-GAIL, 3 seeds × 30k "
+        "steps (15 rollouts), 1,000 classifier steps; 2IWIL, IC-GAIL and BC (reported, "
+        "not gated) left out. A fraction of the prototype's 100k budget, where the gap was "
+        "largest: the effect may not have formed yet at this budget",
     ),
     "pn-gail-fixed-point": Study(
         args=("pn-gail", "fixed-point"),
