@@ -18,14 +18,19 @@ NOTE_POINTS = {
 }
 
 
-def test_fixed_point_matches_the_note_and_learns_it(cli):
-    result = cli("pn-gail", "fixed-point", "--rounds", "300", "--json")
+def test_fixed_point_matches_the_note_and_warns_when_play_is_short(cli):
+    # the learned points' accuracy is tested in tests/core/pn_gail/test_fixed_point.py;
+    # here the command path: closed forms, JSON keys, and the warning of a short play
+    result = cli("pn-gail", "fixed-point", "--rounds", "10", "--json")
     assert result.returncode == 0, result
-    res = result.json()["results"]
+    doc = result.json()
+    res = doc["results"]
     for method, expected in NOTE_POINTS.items():
         assert res["closed_form"][method] == pytest.approx(expected, abs=1e-3), method
-        assert res["learned"][method] == pytest.approx(expected, abs=0.05), method
-    assert res["max_abs_error"] < 0.05
+        assert len(res["learned"][method]) == 3
+    assert res["max_abs_error"] > 0.02  # 10 rounds cannot get there
+    assert any("--rounds" in w for w in doc["warnings"])
+    assert "Warning: " in result.stderr
 
 
 @pytest.mark.parametrize(
