@@ -50,6 +50,7 @@ def test_bad_options_one_line_exit_2(cli, args, fix):
     assert fix in line, line
 
 
+@pytest.mark.timeout(1200)  # several CLI runs; minutes on a loaded shared machine
 def test_demos_then_confidence_and_bad_files(cli, tmp_path):
     demos = tmp_path / "D.npz"
     made = cli("pn-gail", "demos", "--episodes", "1", "--save", demos, "--json")
@@ -81,6 +82,7 @@ def test_demos_then_confidence_and_bad_files(cli, tmp_path):
     assert "[0, 1]" in error_line(refused.stderr) and not out.exists()
 
 
+@pytest.mark.timeout(1200)  # several CLI runs; minutes on a loaded shared machine
 def test_train_gail_short(cli, tmp_path):
     demos = tmp_path / "D.npz"
     assert cli("pn-gail", "demos", "--episodes", "1", "--save", demos).returncode == 0
@@ -92,6 +94,7 @@ def test_train_gail_short(cli, tmp_path):
     assert res["normalized_return"] is not None and res["normalized_return"] < 2
 
 
+@pytest.mark.timeout(1200)  # several CLI runs; minutes on a loaded shared machine
 def test_study_results_are_the_same_on_every_backend():
     from iclr25.core.pn_gail import study
     from iclr25.core.pn_gail.confidence import ClassifierConfig
