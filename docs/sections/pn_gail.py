@@ -78,12 +78,24 @@ def render_compare(sources) -> str:
     ]
     conds = md_table(cond_rows, ["condition", "rule", "difference", "95 % CI", "passed"])
     diffs = [[f"`{k}`", _value(d), _per_seed(d["per_seed"])] for k, d in res["differences"].items()]
+    means = [
+        v["normalized_return"]["mean"]
+        for b in res["settings"].values()
+        for v in b["methods"].values()
+    ]
+    reading = (
+        "\n\nEvery method is still below the random policy (normalised return < 0) at this "
+        "budget: nothing has been learned yet, so this run cannot separate the methods and "
+        "says nothing about the paper's claim either way."
+        if max(means) < 0
+        else ""
+    )
     return (
         f"Study `{data['name']}`: {data['about']}. {res['seeds']} seeds, "
         f"{num(res['env_steps_per_run'])} environment steps per adversarial run.\n\n"
         f"{table}\n\n{conds}\n\nPaired differences (a − b, per seed):\n\n"
         f"{md_table(diffs, ['difference', 'mean [95 % CI]', 'per seed'])}\n\n"
-        f"**Verdict: {res['verdict']}** — {res['headline']}"
+        f"**Verdict: {res['verdict']}** — {res['headline']}{reading}"
     )
 
 
