@@ -69,7 +69,7 @@ def render_compare(sources) -> str:
     cond_rows = [
         [
             c["name"],
-            c["rule"],
+            c["rule"].replace("|", "\\|"),  # a literal bar inside a table cell
             num(c["value"], 2),
             f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}]" if c["ci95"] else "—",
             "yes" if c["passed"] else ("**no**" if c["passed"] is False else "—"),
