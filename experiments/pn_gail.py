@@ -34,6 +34,11 @@ STUDIES = {
         "not gated) left out. A fraction of the prototype's 100k budget, where the gap was "
         "largest: the effect may not have formed yet at this budget",
     ),
+    "pn-gail-compare-quick": Study(
+        args=("pn-gail", "compare", "--quick", "--workers", "2"),
+        about="the demo's quick run: GAIL vs PN-GAIL on dominated demos, one seed, 100k "
+        "steps (the prototype's budget with the largest gap), no verdict",
+    ),
     "pn-gail-fixed-point": Study(
         args=("pn-gail", "fixed-point"),
         about="the note's one-state game: closed-form fixed points against adversarial play",
