@@ -99,6 +99,19 @@ def render_compare(sources) -> str:
     )
 
 
+def render_compare_quick(sources) -> str:
+    data = _study(sources, "compare-quick")
+    res = data["document"]["results"]
+    methods = res["settings"]["dominated"]["methods"]
+    rows = [[f"`{m}`", num(v["normalized_return"]["mean"], 2)] for m, v in methods.items()]
+    return (
+        f"Study `{data['name']}`: {data['about']}; "
+        f"{num(res['env_steps_per_run'])} environment steps per run.\n\n"
+        f"{md_table(rows, ['method', 'normalised return (80–100 %)'])}\n\n"
+        f"**{res['headline']}**"
+    )
+
+
 def render_benchmark(sources) -> str:
     doc = sources.load("benchmarks/results/pn-gail.json")
     fig, timings = doc["figures"], doc["timings"]
@@ -122,5 +135,6 @@ SECTIONS = {
     "fixed_point": render_fixed_point,
     "confidence": render_confidence,
     "compare": render_compare,
+    "compare_quick": render_compare_quick,
     "benchmark": render_benchmark,
 }
