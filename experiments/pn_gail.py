@@ -34,6 +34,25 @@ STUDIES = {
         "not gated) left out. A fraction of the prototype's 100k budget, where the gap was "
         "largest: the effect may not have formed yet at this budget",
     ),
+    "pn-gail-compare-100k": Study(
+        args=(
+            "pn-gail",
+            "compare",
+            "--settings",
+            "dominated",
+            "--seeds",
+            "3",
+            "--steps",
+            "100000",
+            "--methods",
+            "gail,pn-gail",
+            "--workers",
+            "2",
+        ),
+        about="P1 alone at the prototype's 100k budget: GAIL vs PN-GAIL on dominated demos, "
+        "3 seeds (what the machine could finish in the last half hour; the shuffled control "
+        "B and the optimal setting are left out, so the verdict is incomplete)",
+    ),
     "pn-gail-compare-quick": Study(
         args=("pn-gail", "compare", "--quick", "--workers", "2"),
         about="the demo's quick run: GAIL vs PN-GAIL on dominated demos, one seed, 100k "
