@@ -56,8 +56,8 @@ def _per_seed(values) -> str:
     return ", ".join(f"{v:+.2f}" if v < 0 else f"{v:.2f}" for v in values)
 
 
-def render_compare(sources) -> str:
-    data = _study(sources, "compare-reduced")
+def render_compare(sources, name: str = "compare-reduced") -> str:
+    data = _study(sources, name)
     res = data["document"]["results"]
     rows = [
         [setting, f"`{m}`", _value(v["normalized_return"]), _per_seed(nr["per_seed"])]
@@ -136,5 +136,6 @@ SECTIONS = {
     "confidence": render_confidence,
     "compare": render_compare,
     "compare_quick": render_compare_quick,
+    "compare_100k": lambda sources: render_compare(sources, "compare-100k"),
     "benchmark": render_benchmark,
 }
