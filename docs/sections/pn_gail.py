@@ -79,12 +79,16 @@ def render_compare(sources, name: str = "compare-reduced") -> str:
     conds = md_table(cond_rows, ["condition", "rule", "difference", "95 % CI", "passed"])
     diffs = [[f"`{k}`", _value(d), _per_seed(d["per_seed"])] for k, d in res["differences"].items()]
     means = [
-        v["normalized_return"]["mean"]
+        x
+        for b in res["settings"].values()
+        for v in b["methods"].values()
+        for x in v["normalized_return"]["per_seed"]
+    ]
         for b in res["settings"].values()
         for v in b["methods"].values()
     ]
     reading = (
-        "\n\nEvery method is still below the random policy (normalised return < 0) at this "
+        "\n\nEvery run is still below the random policy (normalised return < 0) at this "
         "budget: nothing has been learned yet, so this run cannot separate the methods and "
         "says nothing about the paper's claim either way."
         if max(means) < 0
