@@ -84,9 +84,6 @@ def render_compare(sources, name: str = "compare-reduced") -> str:
         for v in b["methods"].values()
         for x in v["normalized_return"]["per_seed"]
     ]
-        for b in res["settings"].values()
-        for v in b["methods"].values()
-    ]
     reading = (
         "\n\nEvery run is still below the random policy (normalised return < 0) at this "
         "budget: nothing has been learned yet, so this run cannot separate the methods and "
