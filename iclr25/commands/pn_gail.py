@@ -75,8 +75,9 @@ def _load_demos(run: Run, path, confidence_file, env: str, config, labeled):
 
     from iclr25.core.pn_gail.demo_files import load_demos
     from iclr25.core.pn_gail.demos import generate, hide_confidences
-    from iclr25.core.pn_gail.envs import PENDULUM, env_spec
+    from iclr25.core.pn_gail.envs import PENDULUM, env_spec, require_rl_stack
 
+    require_rl_stack()
     spec = env_spec(env)
     if path is None:
         require(
@@ -343,8 +344,10 @@ def compare_command(
     import dataclasses
 
     from iclr25.core.pn_gail import study
+    from iclr25.core.pn_gail.envs import require_rl_stack
     from iclr25.core.pn_gail.trainer import TrainConfig
 
+    require_rl_stack()
     check_steps(steps)
     require(1 <= seeds <= 1000, f"--seeds {seeds} is out of range", "use e.g. --seeds 5")
     _device_note(run)

@@ -34,6 +34,25 @@ class EnvSpec:
     horizon: int
 
 
+RL_HINT = (
+    "install the extra: pip install 'iclr25[pn-gail]' (gymnasium, stable-baselines3, sb3-contrib)"
+)
+
+
+def require_rl_stack() -> None:
+    """A usage error naming the extra when gymnasium / stable-baselines3 / sb3-contrib
+    (environments, TRPO and the bundled SAC expert) are not installed."""
+    import importlib.util
+
+    missing = [
+        name
+        for name in ("gymnasium", "stable_baselines3", "sb3_contrib")
+        if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        raise UsageError(f"pn-gail needs {', '.join(missing)}, which is not installed", RL_HINT)
+
+
 def _finite_scale(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     bound = np.maximum(np.abs(low), np.abs(high)).astype(np.float64)
     return np.where(np.isfinite(bound) & (bound > 0) & (bound < 1e6), bound, 1.0)

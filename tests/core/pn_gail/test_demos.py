@@ -120,3 +120,22 @@ def test_bad_generator_settings():
     ]:
         with pytest.raises(UsageError, match=message):
             config.validate()
+
+
+def test_a_missing_rl_stack_names_the_extra(monkeypatch):
+    import importlib.util
+
+    import pytest
+
+    from iclr25.core.pn_gail import envs
+    from iclr25.errors import UsageError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sb3_contrib" else real(name)
+    )
+    with pytest.raises(UsageError, match="sb3_contrib") as info:
+        envs.require_rl_stack()
+    assert "iclr25[pn-gail]" in info.value.fix
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    envs.require_rl_stack()  # installed here: no error
