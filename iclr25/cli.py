@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpu_bench",
     "mufu",
     "ph_dgn",
+    "pn_gail",
     "info",
     "cite",
     "demo",
