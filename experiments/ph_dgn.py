@@ -61,4 +61,20 @@ STUDIES = {
         about="copy task on lines (2, 4, 9 hops), 7 models at equal width 16 and depth "
         "L = distance, 3 seeds, 200 training graphs, 150 full-batch epochs",
     ),
+    "ph-dgn-transfer-d10": Study(
+        args=(
+            "ph-dgn",
+            "transfer",
+            "--topology",
+            "line",
+            "--distances",
+            "10",
+            "--models",
+            "phdgn-c,phdgn,gcn,gin,mlp",
+            "--seeds",
+            "3",
+        ),  # fmt: skip
+        about="the headline cell alone at the command's default budget (500/100/100 graphs, "
+        "300 epochs): distance 10 (9 hops), the five models the pass conditions name",
+    ),
 }
