@@ -3,7 +3,8 @@
 - ``energy``: experiments/results/ph-dgn-energy.json (conservation and symplecticity);
 - ``sensitivity``: experiments/results/ph-dgn-sensitivity.json (gradients at initialisation);
 - ``official``: experiments/results/ph-dgn-transfer-official.json (the paper's data);
-- ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict).
+- ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict);
+- ``transfer_d10``: experiments/results/ph-dgn-transfer-d10.json (distance 10, default budget).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ ENERGY = "experiments/results/ph-dgn-energy.json"
 TRANSFER = "experiments/results/ph-dgn-transfer.json"
 SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
 OFFICIAL = "experiments/results/ph-dgn-transfer-official.json"
+TRANSFER_D10 = "experiments/results/ph-dgn-transfer-d10.json"
 
 
 def render_official(sources) -> str:
@@ -73,8 +75,8 @@ def render_energy(sources) -> str:
     )
 
 
-def render_transfer(sources) -> str:
-    doc = sources.load(TRANSFER)["document"]
+def render_transfer(sources, path: str = TRANSFER) -> str:
+    doc = sources.load(path)["document"]
     res, cfg = doc["results"], doc["config"]
     rows = [
         [
@@ -127,9 +129,14 @@ def _per_seed(res: dict) -> str:
     return f"Per-seed test MSE at distance {far}: " + "; ".join(parts) + "."
 
 
+def render_transfer_d10(sources) -> str:
+    return render_transfer(sources, TRANSFER_D10)
+
+
 SECTIONS = {
     "energy": render_energy,
     "sensitivity": render_sensitivity,
     "official": render_official,
     "transfer": render_transfer,
+    "transfer_d10": render_transfer_d10,
 }
