@@ -17,6 +17,7 @@ PAPERS: dict[str, tuple[str, ...]] = {
     "carbon-report": ("morrison2025holistically",),
     "gpu-bench": ("spector2025thunderkittens",),
     "mufu": ("lim2025mufu",),
+    "pi-dion": ("cho2025physicsinformed",),
 }
 
 _ENTRY_START = re.compile(r"^@\w+\{([^,\s]+),", re.MULTILINE)

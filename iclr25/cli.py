@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "carbon_report",
     "gpu_bench",
     "mufu",
+    "pi_dion",
     "info",
     "cite",
     "demo",
