@@ -16,7 +16,8 @@ def _table(res: dict, outside: bool) -> str:
     for name in res["methods"]:
         f, u = res["rel_l2_f"][name], res["rel_l2_u"][name]
         row = [f"`{name}`", interval(f["mean"], f["ci_low"], f["ci_high"]),
-               interval(u["mean"], u["ci_low"], u["ci_high"]), num(res["nmse_f"][name]),
+               interval(u["mean"], u["ci_low"], u["ci_high"]) if u else "—",
+               num(res["nmse_f"][name]),
                num(res["inference_ms_per_instance"][name])]  # fmt: skip
         if outside:
             row += [num(res["rel_l2_f_inside"][name]["mean"]),

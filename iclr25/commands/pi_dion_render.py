@@ -12,7 +12,7 @@ def render_compare(console, results) -> None:
         rows.append({
             "method": name,
             "rel L² f": f"{f['mean']:.4f} [{f['ci_low']:.4f}, {f['ci_high']:.4f}]",
-            "rel L² u": f"{u['mean']:.4f} [{u['ci_low']:.4f}, {u['ci_high']:.4f}]",
+            "rel L² u": f"{u['mean']:.4f} [{u['ci_low']:.4f}, {u['ci_high']:.4f}]" if u else "—",
             "nMSE f": f"{results['nmse_f'][name]:.4f}",
             "ms/instance": f"{results['inference_ms_per_instance'][name]:.3g}",
         })  # fmt: skip
