@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bandit_replicable",
     "style_check",
     "carbon_report",
+    "exicl",
     "gpu_bench",
     "mufu",
     "pi_dion",

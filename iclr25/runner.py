@@ -15,6 +15,10 @@ Errors: core code raises :mod:`iclr25.errors` exceptions; this module prints
 failure) or 130 (Ctrl-C). ``--verbose`` adds the traceback. With ``--out``, everything is
 written to a temporary sibling folder that replaces DIR only when the command succeeds,
 so a failed or interrupted run leaves nothing behind and overwrites nothing.
+
+Under ``torchrun`` only rank 0 reports: every other rank runs with ``--quiet``, without
+``--out`` or ``--json``, prints nothing on stdout and no error line for a usage or input
+error or Ctrl-C (rank 0 prints the same one); see :mod:`iclr25.distributed_torch`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import dataclasses
 import enum
 import functools
 import inspect
+import io
+import os
 import random
 import signal
 import sys
@@ -37,7 +43,7 @@ from typing import Annotated, Any
 
 import typer
 
-from iclr25 import atomic
+from iclr25 import atomic, distributed_torch
 from iclr25.errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -454,15 +460,21 @@ def with_common_options(fn: Callable) -> Callable:
         values = {name: kwargs.pop(name) for name in _COMMON_NAMES}
         values["device"] = getattr(values["device"], "value", values["device"])
         common = CommonOptions(**values)
+        follower = distributed_torch.is_follower()  # torchrun rank > 0: rank 0 reports
+        if follower:
+            common = dataclasses.replace(common, json_output=False, out=None, quiet=True)
         try:
-            return _run_command(fn, args, kwargs, common, _command_path(ctx))
+            with _stdout_silenced(follower):
+                return _run_command(fn, args, kwargs, common, _command_path(ctx))
         except _CLI_EXCEPTIONS:
             raise
         except BrokenPipeError:
             sys.stderr.close()
             raise typer.Exit(EXIT_FAILURE) from None
         except BaseException as exc:  # noqa: BLE001 - the one error path
-            code = _report_exception(exc, common.verbose, common.out)
+            quiet = follower and isinstance(exc, IclrError | KeyboardInterrupt)
+            with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
+                code = _report_exception(exc, common.verbose, common.out)
             raise typer.Exit(code) from None
 
     keyword_only = inspect.Parameter.KEYWORD_ONLY
@@ -476,6 +488,15 @@ def with_common_options(fn: Callable) -> Callable:
     hints.update({p.name: p.annotation for p in extra})
     wrapper.__annotations__ = hints
     return wrapper
+
+
+@contextlib.contextmanager
+def _stdout_silenced(silenced: bool) -> Iterator[None]:
+    if not silenced:
+        yield
+        return
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        yield
 
 
 def command(app: typer.Typer, name: str | None = None, **kwargs: Any) -> Callable:

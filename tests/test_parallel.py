@@ -4,12 +4,13 @@ retries, and clear errors for bad options."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from iclr25.errors import UsageError
 from iclr25.parallel import Execution, Task, derive_seed, run_tasks
-from iclr25.testing import sample_task
+from iclr25.testing import sample_task, worker_state
 
 
 def _tasks(n: int = 6, **config) -> list[Task]:
@@ -29,17 +30,29 @@ def test_in_process_results_are_json_and_in_task_order():
     assert json.loads(json.dumps(out.results)) == out.results  # plain JSON, no numpy
 
 
+def _states(n: int) -> list[Task]:
+    return [Task(worker_state, {}, i) for i in range(n)]
+
+
 def test_processes_give_the_same_results():
     ref = run_tasks(_tasks(), Execution(cache=False), command="t").results
-    out = run_tasks(_tasks(), Execution(workers=2, cache=False), command="t")
-    assert out.backend == "processes:2" and out.results == ref
+    out = run_tasks(_tasks() + _states(4), Execution(workers=2, cache=False), command="t")
+    assert out.backend == "processes:2" and out.results[:6] == ref and out.workers == 2
+    states = out.results[6:]
+    assert all(s["ignores_sigint"] for s in states)  # Ctrl-C is the parent's business
+    assert {s["omp_num_threads"] for s in states} <= {"1", os.environ.get("OMP_NUM_THREADS")}
+    assert os.getpid() not in {s["pid"] for s in states}
 
 
 def test_local_dask_cluster_gives_the_same_results():
     pytest.importorskip("distributed")
     ref = run_tasks(_tasks(), Execution(cache=False), command="t").results
-    out = run_tasks(_tasks(), Execution(workers=2, scheduler="local", cache=False), command="t")
-    assert out.backend == "dask:local" and out.results == ref and out.retries == 0
+    local = Execution(workers=2, scheduler="local", cache=False)
+    out = run_tasks(_tasks() + _states(4), local, command="t")
+    assert out.backend == "dask:local" and out.results[:6] == ref and out.retries == 0
+    assert out.workers == 2
+    assert all(s["ignores_sigint"] for s in out.results[6:])  # no worker tracebacks on Ctrl-C
+    assert os.getpid() not in {s["pid"] for s in out.results[6:]}
 
 
 def test_an_interrupted_run_resumes_from_the_cache():
@@ -81,3 +94,96 @@ def test_an_unreachable_scheduler_is_a_clear_error_within_the_timeout():
             command="t",
         )
     assert time.perf_counter() - t0 < 15
+
+
+def _module_task(tmp_path, name: str, scale: int):
+    """(module, fn) of a task module written to ``tmp_path`` (a user's script)."""
+    import importlib
+    import sys
+
+    (tmp_path / f"{name}.py").write_text(
+        f"def task(config, seed):\n    return {{'value': {scale} * seed}}\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.invalidate_caches()
+        sys.modules.pop(name, None)
+        module = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(tmp_path))
+    return module
+
+
+def test_a_changed_task_module_never_returns_a_stale_cached_result(tmp_path):
+    from iclr25 import parallel
+
+    parallel.module_digest.cache_clear()
+    first = _module_task(tmp_path, "iclr25_cache_probe", 2)
+    out = run_tasks([Task(first.task, {}, 5)], Execution(), command="code-change")
+    assert out.results == [{"value": 10}] and out.computed == 1
+    again = run_tasks([Task(first.task, {}, 5)], Execution(), command="code-change")
+    assert again.reused == 1  # same code: reused
+
+    parallel.module_digest.cache_clear()  # a new process would read the edited file
+    edited = _module_task(tmp_path, "iclr25_cache_probe", 3)  # same name, same config
+    out = run_tasks([Task(edited.task, {}, 5)], Execution(), command="code-change")
+    assert (out.reused, out.computed) == (0, 1) and out.results == [{"value": 15}]
+    parallel.module_digest.cache_clear()
+
+
+def test_a_change_anywhere_in_the_package_changes_every_task_key(tmp_path, monkeypatch):
+    import shutil
+
+    from iclr25 import parallel
+
+    package = tmp_path / "iclr25"
+    (package / "core").mkdir(parents=True)
+    (package / "core" / "algo.py").write_text("STEP = 1\n")
+    (package / "data.json").write_text("{}")
+    (package / "__pycache__").mkdir()
+    monkeypatch.setattr(parallel, "PACKAGE_DIR", package)
+    task = _tasks(1)[0]
+
+    def key() -> str:
+        parallel.package_digest.cache_clear()
+        return parallel.task_key("c", task)
+
+    base = key()
+    assert key() == base  # stable
+    (package / "__pycache__" / "algo.cpython-312.pyc").write_bytes(b"\0")
+    assert key() == base  # compiled files are not the source
+    (package / "core" / "algo.py").write_text("STEP = 2\n")  # a module the task imports
+    changed = key()
+    assert changed != base
+    (package / "data.json").write_text('{"a": 1}')  # bundled data
+    assert key() != changed
+    shutil.rmtree(package / "core")
+    assert key() not in (base, changed)
+    monkeypatch.undo()
+    parallel.package_digest.cache_clear()
+    real = parallel.package_digest()
+    assert len(real) == 64 and parallel.package_digest() is real  # computed once per process
+
+
+def test_a_silent_address_is_a_clear_error_not_a_hang():
+    """Something accepts the connection and never answers (a firewall, a stuck process):
+    the identity request times out after ``connect_timeout_s`` and the run says so."""
+    pytest.importorskip("distributed")
+    import socket
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()  # the kernel completes the handshake; nobody ever reads or writes
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(UsageError, match=r"cannot reach .* within 2 s \(TimeoutError\)"):
+            run_tasks(
+                _tasks(1),
+                Execution(scheduler=address, cache=False, connect_timeout_s=2),
+                command="t",
+            )
+    finally:
+        server.close()
+    assert time.perf_counter() - t0 < 120  # a hang guard, not a speed check

@@ -24,6 +24,7 @@ from iclr25.commands.diffusion_at_options import (
     NormOpt,
     ObjectiveOpt,
     PgdOpt,
+    PresetOpt,
     ReplayOpt,
     ScheduleOpt,
     StepsOpt,
@@ -35,10 +36,13 @@ from iclr25.commands.diffusion_at_options import (
     choice,
     collect,
     parse_nfe_list,
+    parse_variants,
     positive,
     validate,
 )
+from iclr25.core.diffusion_at.names import PRESETS
 from iclr25.demo import DemoStep
+from iclr25.parallel_options import NoCacheOpt, SchedulerOpt, WorkersOpt, execution
 from iclr25.runner import Run, command, require
 
 NAME = "diffusion-at"
@@ -52,7 +56,9 @@ app = typer.Typer(no_args_is_help=True, help=HELP)
     epilog=(
         "JSON results: objective, data, steps, resumed_from_step, n_parameters, final_loss "
         "(mean of the last 100 steps), held_out_loss, loss_curve (every 10th %), at (the AT "
-        "config), model_file. Wall-clock steps/s is in timings."
+        "config), at_start, mean_delta_norm (mean per-sample ‖δ‖ of the perturbed passes), "
+        "model_file, preview_n (samples per panel of samples.png). Wall-clock train_s, "
+        "steps_per_s and preview_s are in timings."
     ),
 )
 def train(
@@ -76,6 +82,14 @@ def train(
     free_replays: ReplayOpt = None,
     at_target: TargetOpt = None,
     at_start: AtStartOpt = None,
+    preset: PresetOpt = None,
+    preview: Annotated[
+        int | None,
+        typer.Option(
+            help="Samples per preview sampler in samples.png (with --out; 0 = none). Default: "
+            "as many as fit in 10% of the training time (at most 2000 points / 64 images)."
+        ),
+    ] = None,
     checkpoint_dir: Annotated[
         Path | None,
         typer.Option(help="Write full training state every --checkpoint-every steps here."),
@@ -93,8 +107,10 @@ def train(
     opts = collect(locals())
     validate(opts)
     check_data(data)
+    choice(preset, "--preset", PRESETS)
     positive(checkpoint_every, "--checkpoint-every")
-    run_train(run, data, opts, checkpoint_dir, checkpoint_every, resume)
+    positive(preview, "--preview", 0)
+    run_train(run, data, opts, checkpoint_dir, checkpoint_every, resume, preset, preview)
 
 
 @command(
@@ -133,9 +149,10 @@ def sample(
     app,
     "eval",
     epilog=(
-        "JSON results: data, objective, primary_metric, feature_space, per_nfe (list of "
-        "{sampler, nfe, <metric>...}: sw, w2, mmd for points; fd, precision, recall, mmd, sw "
-        "for images), mismatch ({sampler, nfe, curve: list of {step, t, mmd, sw}})."
+        "JSON results: data, objective, primary_metric, primary_label, feature_space, per_nfe "
+        "(list of {sampler, nfe, <metric>...}: sw, w2, mmd for points; fd, precision, recall, "
+        "density, coverage, mmd, sw for images), mismatch ({sampler, nfe, curve: list of "
+        "{step, t, mmd, sw}})."
     ),
 )
 def evaluate(
@@ -172,18 +189,32 @@ def evaluate(
     app,
     "compare",
     epilog=(
-        "JSON results: data, objective, primary_metric, metrics, feature_space, seeds, steps, "
-        "per_nfe (list of {nfe, sampler, baseline: {metric: {mean, sd}}, at: {...}, difference "
-        "(AT - baseline, primary metric): {mean, sd}, at_better_seeds}), mismatch ({nfe, "
-        "sampler, curve: list of {step, t, baseline: {mmd, sw}, at: {mmd, sw}}}), final_loss, "
-        "verdict ({at_better_nfe, at_better_beyond_1sd_nfe, nfe_total})."
+        "JSON results: data, objective, primary_metric, primary_label, metrics, feature_space, "
+        "variants, seeds, steps, at_start, at, hypothesis (claim, controls, test, "
+        "pass_conditions), per_nfe (list of {nfe, sampler, <variant>: {metric: {mean, sd, low, "
+        "high}} for each variant, versus_baseline: {variant: {difference, p_value, p_holm, "
+        "significant, better_seeds}}, at_versus: {replay|noise: ...}, significant: [variants "
+        "significantly better than the baseline]}), mismatch ({nfe, sampler, curve: list of "
+        "{step, t, <variant>: {mmd, sw}, at_minus_baseline_mmd}, at_raises_t, at_lowers_t}), "
+        "training ({variant: {final_loss, delta_norm}}), verdict (significant, at_better_nfe, "
+        "paper_claim_observed, adversarial_effect_observed, adversarial_nfe, statement)."
     ),
 )
 def compare(
     data: DataOpt = None,
     objective: ObjectiveOpt = None,
     steps: StepsOpt = None,
-    seeds: Annotated[int, typer.Option(help="Number of seeds (--seed, --seed+1, ...).")] = 3,
+    seeds: Annotated[
+        int | None,
+        typer.Option(help="Paired replicates (seeds derived from --seed) (default: 5; quick: 3)."),
+    ] = None,
+    variants: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated variants besides the baseline: at, replay, noise (default: "
+            "all; the controls need --at free)."
+        ),
+    ] = None,
     nfe: Annotated[
         str | None,
         typer.Option(help="Comma-separated NFE list (default: 2,3,5,10,20,50; cm: 1,2)."),
@@ -198,6 +229,7 @@ def compare(
     quick: Annotated[
         bool, typer.Option(help="Demo size: 800 steps, 3 seeds, NFE 3,5,10,20, 800 samples.")
     ] = False,
+    preset: PresetOpt = None,
     batch_size: BatchOpt = None,
     lr: LrOpt = None,
     schedule: ScheduleOpt = None,
@@ -206,7 +238,7 @@ def compare(
     image_size: ImageSizeOpt = None,
     cm_grid: CmGridOpt = None,
     cm_target_ema: CmTargetOpt = None,
-    at: AtOpt = "free",
+    at: AtOpt = None,
     norm: NormOpt = None,
     alpha: AlphaOpt = None,
     at_step: AtStepOpt = None,
@@ -214,34 +246,48 @@ def compare(
     free_replays: ReplayOpt = None,
     at_target: TargetOpt = None,
     at_start: AtStartOpt = None,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
     *,
     run: Run,
 ) -> None:
-    """Baseline vs AT at equal training steps over seeds: metric per NFE, mismatch curves."""
+    """Baseline vs AT, replay-only and noise controls at equal optimiser steps over seeds:
+    metric per NFE with paired tests, mismatch curves, the verdict."""
     from iclr25.commands.diffusion_at_compare import run_compare_command
 
     opts = collect(locals())
+    opts["method"] = opts["method"] or ("free" if preset is None else None)
     validate(opts, need_teacher=False)  # compare trains a teacher per seed for cd
     check_data(data)
+    choice(preset, "--preset", PRESETS)
     require(at != "none", "--at none leaves nothing to compare", "pass --at free, fgsm or pgd")
+    require(
+        at not in ("replay", "noise"),
+        f"--at {at} is a control, which compare runs itself",
+        "pass the AT method under test: --at free (default), fgsm or pgd",
+    )
     positive(seeds, "--seeds")
     positive(n, "--n", 2)
     positive(mismatch_nfe, "--mismatch-nfe", 0)
     choice(sampler, "--sampler", ("ddim", "ddpm", "cm"))
-    nfe_list = parse_nfe_list(nfe) if nfe is not None else None
-    run_compare_command(run, data, opts, seeds, nfe_list, sampler, n, mismatch_nfe, quick)
+    args = {
+        "seeds": seeds or (3 if quick else 5),
+        "nfe_list": parse_nfe_list(nfe) if nfe is not None else None,
+        "sampler": sampler,
+        "n": n,
+        "mismatch_nfe": mismatch_nfe,
+        "quick": quick,
+        "variants": parse_variants(variants),
+        "preset": preset,
+    }
+    run_compare_command(run, data, opts, args, execution(workers, scheduler, no_cache))
 
 
 def _demo_headline(doc: dict) -> str:
-    res = doc["results"]
-    row = res["per_nfe"][0]
-    metric = res["primary_metric"]
-    base, at = row["baseline"][metric], row["at"][metric]
-    return (
-        f"{res['data']} NFE {row['nfe']} {metric}: baseline {base['mean']:.3f}±{base['sd']:.3f}"
-        f" vs AT {at['mean']:.3f}±{at['sd']:.3f} ({row['at_better_seeds']}/{len(res['seeds'])}"
-        " seeds better)"
-    )
+    from iclr25.core.diffusion_at.verdict import headline
+
+    return headline(doc["results"])
 
 
 DEMO = (DemoStep("diffusion-at compare", ("diffusion-at", "compare", "--quick"), _demo_headline),)

@@ -139,7 +139,8 @@ AtOpt = Annotated[
     str | None,
     typer.Option(
         "--at",
-        help="none | fgsm | pgd | free | replay (control: free's replays, no δ).",
+        help="none | fgsm | pgd | free | replay | noise (controls: free's replays with no δ, "
+        "or with a random δ of the same norm).",
         rich_help_panel=_AT,
     ),
 ]
@@ -163,7 +164,18 @@ AtStepOpt = Annotated[
     float | None,
     typer.Option(
         "--at-step",
-        help="Ascent step, same units (default: fgsm/free: α, pgd: 2.5α/k).",
+        help="Ascent step, same units (default: fgsm/free: α, pgd: 2.5α/k; preset paper: "
+        "an ℓ2 length of 0.1).",
+        rich_help_panel=_AT,
+    ),
+]
+PresetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--preset",
+        help="paper: the official code's AT settings — free AT, 3 replays, ℓ2, α 0.1, an "
+        "absolute ℓ2 step of 0.1, x0 target, cosine schedule, AT fine-tuning the last 1/4 of "
+        "--steps (or from a plain --resume checkpoint). Options you pass win.",
         rich_help_panel=_AT,
     ),
 ]
@@ -336,6 +348,35 @@ def build_config(opts: dict, dataset, base=None, data_spec: str | None = None):
     if config.objective != "cd" and config.teacher is not None:
         config = dataclasses.replace(config, teacher=None, teacher_sha256=None)
     return config
+
+
+def apply_preset(opts: dict, preset: str | None, dim: int, resume_step: int | None = None) -> dict:
+    """``opts`` with the preset's values where the user gave none (explicit options win)."""
+    if preset is None:
+        return opts
+    from iclr25.core.diffusion_at.presets import paper_options
+    from iclr25.core.diffusion_at.training import TrainConfig
+
+    steps = opts.get("steps") or TrainConfig.steps
+    values = paper_options(dim, steps, resume_step)
+    return {**opts, **{k: v for k, v in values.items() if opts.get(k) is None}}
+
+
+def parse_variants(text: str | None) -> tuple[str, ...]:
+    """--variants: a comma-separated subset of the variants; the baseline is always run."""
+    from iclr25.core.diffusion_at.names import VARIANTS
+
+    if text is None:
+        return VARIANTS
+    asked = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = [v for v in asked if v not in VARIANTS]
+    problem = f"unknown variant(s) {', '.join(unknown)}" if unknown else "no variant to compare"
+    require(
+        not unknown and any(v != "baseline" for v in asked),
+        f"--variants {text!r}: {problem}",
+        f"pass a comma-separated subset of {','.join(VARIANTS)}",
+    )
+    return tuple(v for v in VARIANTS if v == "baseline" or v in asked)
 
 
 def parse_nfe_list(text: str) -> list[int]:

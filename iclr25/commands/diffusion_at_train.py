@@ -93,8 +93,10 @@ def _loss_curve(losses: list[float]) -> list[dict]:
     ]
 
 
-def _resolve_config(run: Run, data: str | None, opts: dict, resume_path: Path | None):
-    from iclr25.commands.diffusion_at_options import build_config
+def _resolve_config(
+    run: Run, data: str | None, opts: dict, resume_path: Path | None, preset: str | None = None
+):
+    from iclr25.commands.diffusion_at_options import apply_preset, build_config
     from iclr25.core.diffusion_at.checkpoints import load_checkpoint
     from iclr25.core.diffusion_at.data import load_dataset
 
@@ -105,7 +107,14 @@ def _resolve_config(run: Run, data: str | None, opts: dict, resume_path: Path | 
     dataset = load_dataset(spec, image_size)
     report_data(run, dataset)
     opts = {**opts, "seed": None if ckpt is not None else run.seed}
+    plain = ckpt is not None and (not base.at.active or base.at_start >= ckpt.step)
+    opts = apply_preset(opts, preset, dataset.dim, ckpt.step if plain else None)
     config = build_config(opts, dataset, base, data_spec=spec)
+    if preset == "paper" and plain and config.schedule != "cosine":
+        run.warn(
+            f"--preset paper fine-tunes {resume_path.name} with its {config.schedule} schedule "
+            "(the paper's code uses cosine; the checkpoint defines the model)"
+        )
     if ckpt is not None and run.seed not in (0, ckpt.config.seed):
         run.warn(f"the resumed run keeps its seed {ckpt.config.seed} (--seed {run.seed} ignored)")
     return config, dataset, ckpt
@@ -118,13 +127,32 @@ def run_train(
     checkpoint_dir: Path | None,
     checkpoint_every: int,
     resume_path: Path | None,
+    preset: str | None = None,
+    preview: int | None = None,
+) -> None:
+    """Under torchrun: this process's part of a data-parallel run (only rank 0 writes)."""
+    from iclr25 import distributed_torch
+
+    with distributed_torch.process_group(run.device.kind) as group:
+        _train(
+            run, data, opts, checkpoint_dir, checkpoint_every, resume_path, group, preset, preview
+        )
+
+
+def _train(
+    run, data, opts, checkpoint_dir, checkpoint_every, resume_path, group, preset, preview
 ) -> None:
     from iclr25.core.diffusion_at.checkpoints import check_resumable, save_checkpoint
     from iclr25.core.diffusion_at.ddpm import held_out_loss
     from iclr25.core.diffusion_at.models import build_model, count_parameters
     from iclr25.core.diffusion_at.pipeline import make_objective, train
+    from iclr25.distributed_torch import DataParallel
 
-    config, dataset, ckpt = _resolve_config(run, data, opts, resume_path)
+    config, dataset, ckpt = _resolve_config(run, data, opts, resume_path, preset)
+    parallel = DataParallel(group, config.batch_size) if group.active else None
+    if group.active:
+        run.environment_extra["distributed"] = group.as_dict()
+    checkpoint_dir = checkpoint_dir if group.is_main else None  # rank 0 writes
     if ckpt is not None:
         check_resumable(ckpt, config)
     open_checkpoint_dir(checkpoint_dir, ckpt)
@@ -145,14 +173,16 @@ def run_train(
             _progress_callback(advance),
             write_checkpoint if checkpoint_dir else None,
             checkpoint_every,
+            parallel=parallel,
         )
     run.timings["steps_per_s"] = (config.steps - start) / max(run.timings["train_s"], 1e-9)
     if checkpoint_dir is not None and config.steps % checkpoint_every:
         write_checkpoint(trained.state)
     model_file = run.artifact_path("model.safetensors")
+    preview_n = None
     if model_file is not None:
         save_checkpoint(model_file, trained.state, config)
-        _train_plots(run, trained)
+        preview_n = _train_plots(run, trained, preview)
     losses = trained.state.losses
     objective = make_objective(config, dataset, run.device.kind)
     results = {
@@ -165,36 +195,53 @@ def run_train(
         "held_out_loss": held_out_loss(trained.state.ema, objective),
         "loss_curve": _loss_curve(losses),
         "at": config.at,
+        "at_start": config.at_start,
+        "mean_delta_norm": trained.state.mean_delta_norm,
         "model_file": "model.safetensors" if model_file is not None else None,
+        "preview_n": preview_n,
     }
     run.finish(results, config)
 
 
-def _train_plots(run: Run, trained) -> None:
+def _train_plots(run: Run, trained, requested: int | None) -> int:
+    """loss.png, and samples.png within the preview budget; returns the samples per panel."""
     from iclr25.core.diffusion_at import plots
     from iclr25.core.diffusion_at.pipeline import sample
+    from iclr25.core.diffusion_at.preview import plan_preview
     from iclr25.core.diffusion_at.samplers import SamplerSpec
 
     run.save_plot(plots.loss_figure(trained.state.losses), "loss")
+    cm = trained.param is not None
     specs = (
         [SamplerSpec("cm", 1), SamplerSpec("cm", 2)]
-        if trained.param is not None
-        else [SamplerSpec("ddim", 5), SamplerSpec("ddim", 20)]
+        if cm
+        else [SamplerSpec("ddim", k) for k in (5, 20) if k <= trained.config.diffusion_steps]
     )
-    panels = []
-    for spec in specs:
-        x = sample(
-            trained.state.ema,
-            spec,
-            trained.schedule,
-            trained.dataset,
-            2000,
-            run.seed,
-            trained.param,
-            run.device.kind,
+
+    def draw(n: int, spec: SamplerSpec):
+        model, schedule, param = trained.state.ema, trained.schedule, trained.param
+        return sample(model, spec, schedule, trained.dataset, n, run.seed, param, run.device.kind)
+
+    by_nfe = {spec.nfe: spec for spec in specs}
+    with run.timer("preview_s"):
+        plan = plan_preview(
+            run.timings.get("train_s", 0.0),
+            trained.dataset.kind,
+            [s.nfe for s in specs],
+            lambda n, nfe: draw(n, by_nfe[nfe]),
+            requested,
         )
-        panels.append((f"{spec.kind} NFE {spec.nfe}", x.numpy()))
-    run.save_plot(plots.samples_figure(panels, trained.dataset.kind), "samples")
+        panels = (
+            [(f"{s.kind} NFE {s.nfe}", draw(plan.n, s).numpy()) for s in specs] if plan.n else []
+        )
+    if panels:
+        run.save_plot(plots.samples_figure(panels, trained.dataset.kind), "samples")
+    elif requested is None:
+        run.warn(
+            f"no preview samples: not even one fits in 10% of the {run.timings['train_s']:.1f} s"
+            " of training — pass --preview N to draw N anyway"
+        )
+    return plan.n
 
 
 def _default_sampler(config, sampler: str | None, nfe: int | None):
@@ -292,6 +339,7 @@ def run_eval(
         "data": dataset.name,
         "objective": config.objective,
         "primary_metric": evaluator.primary,
+        "primary_label": evaluator.primary_label,
         "feature_space": evaluator.feature_space,
         "per_nfe": rows,
         "mismatch": mismatch,

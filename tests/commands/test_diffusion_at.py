@@ -177,11 +177,12 @@ def test_eval_reports_metrics_per_nfe_and_the_mismatch_curve(trained):
     results = json.loads(proc.stdout)["results"]
     assert [row["nfe"] for row in results["per_nfe"]] == [2, 5]
     assert set(results["per_nfe"][0]) == {"sampler", "nfe", "sw", "w2", "mmd"}
+    assert results["primary_label"] == "SW₂"
     curve = results["mismatch"]["curve"]
     assert len(curve) == 6 and curve[-1]["t"] == -1 and results["primary_metric"] == "sw"
 
 
-def test_compare_reports_per_nfe_mean_and_sd(tmp_path):
+def test_compare_runs_every_variant_with_paired_tests(tmp_path):
     proc = _run(
         "compare",
         *TINY,
@@ -197,6 +198,7 @@ def test_compare_reports_per_nfe_mean_and_sd(tmp_path):
         "5",
         "--alpha",
         "0.05",
+        "--no-cache",
         "--json",
         "--quiet",
         "--out",
@@ -206,18 +208,129 @@ def test_compare_reports_per_nfe_mean_and_sd(tmp_path):
     doc = json.loads(proc.stdout)
     results = doc["results"]
     assert [row["nfe"] for row in results["per_nfe"]] == [2, 5]
+    assert results["variants"] == ["baseline", "at", "replay", "noise"]
     from iclr25.commands.diffusion_at import DEMO
+    from iclr25.core.diffusion_at.compare import seeds_for
 
     headline = DEMO[0].headline(doc)
-    assert headline.startswith("8gaussians NFE 2 sw: baseline ") and "/2 seeds better" in headline
+    assert headline.startswith("8gaussians NFE 2 SW₂: baseline ") and "noise " in headline
+    assert headline.endswith(results["verdict"]["statement"])
     for row in results["per_nfe"]:
-        for arm in ("baseline", "at"):
-            assert set(row[arm]) == {"sw", "w2", "mmd"}
-            assert set(row[arm]["sw"]) == {"mean", "sd"}
-        assert 0 <= row["at_better_seeds"] <= 2
-    assert results["seeds"] == [0, 1] and len(results["mismatch"]["curve"]) == 6
+        for variant in results["variants"]:
+            assert set(row[variant]) == {"sw", "w2", "mmd"}
+            assert set(row[variant]["sw"]) == {"mean", "sd", "low", "high"}
+        for test in row["versus_baseline"].values():
+            assert {"difference", "p_value", "p_holm", "significant", "better_seeds"} <= set(test)
+        assert set(row["at_versus"]) == {"replay", "noise"}
+        assert set(row["significant"]) <= {"at", "replay", "noise"}
+    assert results["seeds"] == list(seeds_for(0, 2)) and len(results["mismatch"]["curve"]) == 6
+    assert results["hypothesis"]["pass_conditions"]["H1"].startswith("AT significantly better")
+    assert doc["environment"]["execution"]["backend"] == "in-process"
     names = {p.name for p in (tmp_path / "cmp").iterdir()}
     assert {"sw_vs_nfe.png", "mismatch_mmd.png", "samples.png"} <= names
+
+
+def test_compare_with_fgsm_runs_no_controls_and_says_so():
+    proc = _run(
+        "compare",
+        *TINY,
+        "--steps",
+        "6",
+        "--seeds",
+        "2",
+        "--nfe",
+        "2",
+        "--n",
+        "100",
+        "--mismatch-nfe",
+        "0",
+        "--at",
+        "fgsm",
+        "--no-cache",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["results"]["variants"] == ["baseline", "at"]
+    assert any("replay and noise control(s) mirror free AT" in w for w in doc["warnings"])
+    assert doc["results"]["verdict"]["adversarial_effect_observed"] is None
+
+
+def test_train_with_the_paper_preset(tmp_path):
+    proc = _run("train", *TINY, "--steps", "8", "--preset", "paper", "--json", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads(proc.stdout)["config"]
+    at = config["at"]
+    assert at["method"] == "free" and at["alpha"] == 0.1 and at["free_replays"] == 3
+    assert abs(at["step"] * 2**0.5 - 0.1) < 1e-12  # an absolute ℓ2 step of 0.1 in 2-D
+    assert config["schedule"] == "cosine" and config["at_start"] == 6
+    # an explicit option wins over the preset
+    proc = _run("train", *TINY, "--steps", "8", "--preset", "paper", "--alpha", "0.2", "--json")
+    assert json.loads(proc.stdout)["config"]["at"]["alpha"] == 0.2
+
+
+def test_paper_preset_fine_tunes_a_plain_checkpoint(trained, tmp_path):
+    root, _ = trained
+    proc = _run(
+        "train",
+        "--resume",
+        root / "ckpt" / "last.safetensors",
+        "--steps",
+        "36",
+        "--preset",
+        "paper",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["config"]["at_start"] == 30 and doc["results"]["resumed_from_step"] == 30
+    assert doc["config"]["schedule"] == "linear" and doc["config"]["diffusion_steps"] == 50
+    assert any("with its linear schedule" in w for w in doc["warnings"])
+    assert doc["results"]["mean_delta_norm"] > 0  # AT ran on the pretrained model
+
+
+def test_train_previews_images_within_the_budget(tmp_path):
+    proc = _run(
+        "train",
+        "--data",
+        "digits",
+        "--width",
+        "8",
+        "--diffusion-steps",
+        "50",
+        "--batch-size",
+        "16",
+        "--steps",
+        "3",
+        "--out",
+        tmp_path / "d",
+        "--json",
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert 0 <= doc["results"]["preview_n"] <= 64
+    assert "preview_s" in doc["timings"] and "train_s" in doc["timings"]
+    proc = _run(
+        "train",
+        "--data",
+        "digits",
+        "--width",
+        "8",
+        "--diffusion-steps",
+        "50",
+        "--batch-size",
+        "16",
+        "--steps",
+        "2",
+        "--preview",
+        "5",
+        "--out",
+        tmp_path / "e",
+        "--json",
+    )
+    assert json.loads(proc.stdout)["results"]["preview_n"] == 5
+    assert (tmp_path / "e" / "samples.png").exists()
 
 
 @pytest.mark.parametrize(
@@ -240,6 +353,10 @@ def test_compare_reports_per_nfe_mean_and_sd(tmp_path):
         ),
         (["train", "--data", "moons"], "unknown data set", "8gaussians"),
         (["compare", "--nfe", "2,x"], "comma-separated list", "--nfe 1,2,5,10"),
+        (["compare", "--variants", "at,adv"], "unknown variant(s) adv", "subset of baseline"),
+        (["compare", "--at", "replay"], "is a control, which compare runs", "--at free"),
+        (["compare", "--preset", "iclr"], "--preset must be one of", "--preset paper"),
+        (["compare", "--workers", "0"], "--workers 0 must be at least 1", "--workers 1"),
     ],
 )
 def test_bad_input_exits_2_with_the_fix(args, message, fix):
@@ -299,4 +416,4 @@ def test_quick_compare_is_the_demo(tmp_path):
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)["results"]
     assert [row["nfe"] for row in results["per_nfe"]] == [3, 5, 10, 20]
-    assert results["seeds"] == [0, 1, 2] and results["steps"] == 800
+    assert len(results["seeds"]) == 3 and results["steps"] == 800

@@ -24,6 +24,16 @@ Those are our defaults (norm ``l2``, method ``free``, 3 replays, target ``x0``).
 radius the paper used on CIFAR-10 images does not transfer to 2-D points or 8×8 digits;
 the default α is chosen by the measured sweep reported in docs/diffusion-at.md.
 
+Controls. ``replay`` is free AT's schedule (m optimiser updates per minibatch) with
+δ ≡ 0; ``noise`` is the same schedule with a *random* δ of the norm free AT's δ has at
+that replay: ρ_r = min(r·s, r_ball) after r ascent steps of length s — exact when the steps
+align, an upper bound otherwise (in the default setting one step reaches the edge of the
+ball, and a later step falls back inside only when the gradient turns by more than 120°).
+The mean norm each arm actually used is recorded in training, so the match is measured,
+not assumed. The direction is uniform on the ℓ2 sphere, or a random
+vertex of the ℓ∞ ball (±ρ per coordinate, like FGSM's sign step). Together they separate
+"adversarial" from "more updates per minibatch" and from "noise augmentation".
+
 Targets. ``eps`` keeps the regression target ε (the network must ignore δ);
 ``x0`` uses ε + δ/σ_t, the noise that makes x_t + δ = √ᾱ_t x_0 + σ_t (ε + δ/σ_t): the
 x_0 the network must recover is unchanged. δ enters the target detached (stop-gradient).
@@ -48,7 +58,7 @@ from iclr25.core.diffusion_at.names import NORMS
 class ATConfig:
     """Adversarial training of the denoiser input."""
 
-    method: str = "none"  # none | fgsm | pgd | free | replay (control: free without δ)
+    method: str = "none"  # none | fgsm | pgd | free | replay / noise (controls of free)
     norm: str = "l2"  # the paper's code uses ℓ2
     alpha: float = 0.0  # per-coordinate radius: ℓ∞ radius α, ℓ2 radius α·√d
     step: float | None = None  # ascent step (same units); None → see step_size()
@@ -73,8 +83,13 @@ class ATConfig:
     @property
     def active(self) -> bool:
         """Training differs from the baseline: a method with a non-zero radius (α = 0 →
-        baseline), or the ``replay`` control (free AT's minibatch replays, δ ≡ 0)."""
-        return self.method == "replay" or (self.method != "none" and self.alpha > 0)
+        baseline), or a control of free AT (its minibatch replays: ``replay``, ``noise``)."""
+        return self.method in ("replay", "noise") or (self.method != "none" and self.alpha > 0)
+
+    @property
+    def replays(self) -> bool:
+        """The method trains on each minibatch m times (free AT and its two controls)."""
+        return self.method in ("free", "replay", "noise")
 
     def step_size(self) -> float:
         """FGSM and free: one step of the full radius (Goodfellow et al. 2015; Shafahi et
@@ -113,6 +128,34 @@ def ascent_step(delta: torch.Tensor, grad: torch.Tensor, norm: str, step: float)
     d, flat = _per_sample(grad)
     unit = flat / flat.norm(dim=1, keepdim=True).clamp_min(1e-12)  # (B, d)
     return delta + step * math.sqrt(d) * unit.view_as(delta)
+
+
+def step_length(norm: str, step: float, d: int) -> float:
+    """Length of one ascent step in the norm itself: ``step`` for ℓ∞, ``step``·√d for ℓ2."""
+    return step if norm == "linf" else step * math.sqrt(d)
+
+
+def noise_norm(config: ATConfig, replay: int, d: int) -> float:
+    """ρ_r = min(r·s, r_ball): the norm free AT's δ has at replay r (0-based) when its r
+    ascent steps align (an upper bound otherwise) — the norm of the ``noise`` control's δ."""
+    s = step_length(config.norm, config.step_size(), d)
+    return min(replay * s, ball_radius(config.norm, config.alpha, d))
+
+
+def random_delta(like: torch.Tensor, norm: str, rho: float, gen: torch.Generator) -> torch.Tensor:
+    """A random δ of norm ρ per sample: ρ·z/‖z‖₂ (z Gaussian) for ℓ2, ρ·(±1) for ℓ∞."""
+    z = torch.randn(like.shape, generator=gen).to(like.device)
+    if norm == "linf":
+        return rho * z.sign()
+    _, flat = _per_sample(z)
+    unit = flat / flat.norm(dim=1, keepdim=True).clamp_min(1e-12)  # (B, d)
+    return (rho * unit).view_as(like)
+
+
+def delta_norms(delta: torch.Tensor, norm: str) -> torch.Tensor:
+    """‖δ_i‖ in ``norm`` for each sample: (B,)."""
+    _, flat = _per_sample(delta.detach())
+    return flat.abs().amax(dim=1) if norm == "linf" else flat.norm(dim=1)
 
 
 def regression_target(

@@ -15,6 +15,10 @@ file is what ``sample`` and ``eval`` read (they use the EMA weights by default).
 
 :func:`check_resumable` refuses a checkpoint whose configuration differs from the
 requested one (listing every differing field) or that has already reached ``--steps``.
+One difference is allowed: the AT settings, when the checkpoint was trained plainly up to
+its step and the new run starts AT there or later (``at_start`` ≥ its step) — the paper's
+protocol of fine-tuning a pretrained baseline with AT; the resumed run is then exactly the
+run the new configuration would have made from scratch.
 Files are written with :mod:`iclr25.atomic` (temp file + rename).
 """
 
@@ -149,18 +153,27 @@ def _flatten(data: dict, prefix: str = "") -> dict:
     return out
 
 
-def config_differences(saved: TrainConfig, wanted: TrainConfig) -> list[str]:
-    """``field: checkpoint X, now Y`` for every identity field that differs."""
+def config_differences(
+    saved: TrainConfig, wanted: TrainConfig, ignore_at: bool = False
+) -> list[str]:
+    """``field: checkpoint X, now Y`` for every identity field that differs (without the
+    AT fields and ``at_start`` when ``ignore_at``)."""
     a, b = _flatten(saved.identity()), _flatten(wanted.identity())
-    return [
-        f"{k}: checkpoint {a.get(k)!r}, now {b.get(k)!r}"
-        for k in sorted(set(a) | set(b))
-        if a.get(k) != b.get(k)
-    ]
+    keys = sorted(set(a) | set(b))
+    if ignore_at:
+        keys = [k for k in keys if not (k.startswith("at.") or k == "at_start")]
+    return [f"{k}: checkpoint {a.get(k)!r}, now {b.get(k)!r}" for k in keys if a.get(k) != b.get(k)]
+
+
+def finetunes_plain(ckpt: Checkpoint, wanted: TrainConfig) -> bool:
+    """The checkpoint is plain up to its step and ``wanted`` starts AT there or later."""
+    saved = ckpt.config
+    plain_so_far = not saved.at.active or saved.at_start >= ckpt.step
+    return plain_so_far and wanted.at_start >= ckpt.step
 
 
 def check_resumable(ckpt: Checkpoint, wanted: TrainConfig) -> None:
-    diffs = config_differences(ckpt.config, wanted)
+    diffs = config_differences(ckpt.config, wanted, ignore_at=finetunes_plain(ckpt, wanted))
     if diffs:
         raise InputError(
             f"{ckpt.path} was trained with another configuration ({'; '.join(diffs)})",

@@ -1,218 +1,302 @@
-"""Baseline against AT at equal training steps, over seeds: the paper's claim, measured.
+"""The baseline against AT and its two controls at equal optimiser steps, over seeds.
 
-For every seed s the baseline (no AT) and the AT run start from the same initial weights
-and the same data/noise generator (both seeded with s) and take the same number of
-optimiser steps. With ``at_start`` > 0 (AT as fine-tuning, the paper's protocol) the
-plain prefix is trained once and both arms continue from a copy of it. Each arm is
-sampled at every NFE of the sweep with the same x_T seed and scored by one
-:class:`Evaluator` (fixed reference set), and its train/sample mismatch curve is
-measured at one NFE (``mismatch.py``). Distillation (``cd``) first trains a
-plain DDPM teacher per seed, which both students share.
+Variants (``names.VARIANTS``), all trained for the same number of optimiser updates:
 
-Results: ``per_nfe`` — one entry per NFE with ``baseline`` and ``at`` each holding
-``{metric: {"mean", "sd"}}`` over seeds (sd with ddof 1), the paired difference AT −
-baseline of the primary metric, and in how many seeds AT was better; ``mismatch`` —
-the same for the per-timestep discrepancy.
+- ``baseline``: plain denoising training;
+- ``at``: the AT method under test (free AT, the paper's code, by default);
+- ``replay``: free AT's schedule — m updates per minibatch — with δ ≡ 0 (separates the
+  adversarial perturbation from "m times fewer distinct minibatches");
+- ``noise``: the same schedule with a random δ of the norm AT's δ has at that replay
+  (separates the adversarial *direction* from noise augmentation).
+
+The two controls mirror free AT; with ``fgsm`` / ``pgd`` (one update per minibatch) only
+the baseline and AT are compared.
+
+Pairing. For one seed every variant starts from the same initial weights and the same
+data/noise generator, is sampled from the same x_T and scored by one :class:`Evaluator`
+(fixed reference set), so differences between variants are paired by seed
+(``verdict.py`` tests them). With ``at_start`` > 0 (AT as fine-tuning of a plainly trained
+model, the paper's protocol) all variants continue from the same plain prefix.
+Distillation (``cd``) first trains a plain DDPM teacher per seed, which all students share.
+
+Execution. Each seed × variant is one task of :mod:`iclr25.parallel` — a pure function
+:func:`variant_task` of (configuration, seed) — so the comparison runs in-process, on
+local processes or on a Dask cluster with identical results. A task runs on one torch
+thread (float sums depend on the thread count), loads its data set from the configuration,
+and memoises in-process what several tasks of one seed share (the plain prefix, the
+teacher), so an in-process run trains each once; on several workers they are recomputed
+(deterministically) where needed.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
-import math
+import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from iclr25.core.diffusion_at.adversarial import ATConfig
-from iclr25.core.diffusion_at.checkpoints import clone_state, save_checkpoint
-from iclr25.core.diffusion_at.data import Dataset
-from iclr25.core.diffusion_at.evaluation import HIGHER_IS_BETTER, METRICS, EvalConfig, Evaluator
-from iclr25.core.diffusion_at.mismatch import mismatch_curve
-from iclr25.core.diffusion_at.pipeline import score, teacher_settings, train
+from iclr25.core.diffusion_at.evaluation import METRICS, PRIMARY, EvalConfig
+from iclr25.core.diffusion_at.names import VARIANTS
 from iclr25.core.diffusion_at.samplers import SamplerSpec
+from iclr25.core.diffusion_at.stats import mean_sd  # noqa: F401  (public name, kept)
 from iclr25.core.diffusion_at.training import TrainConfig
+from iclr25.parallel import Execution, Outcome, Task, derive_seed, run_tasks
+
+COMMAND = "diffusion-at compare"  # names the task cache entries
 
 
 @dataclass(frozen=True)
 class CompareConfig:
-    base: TrainConfig  # the baseline run (its ``at`` is ignored)
+    base: TrainConfig  # the baseline run (its ``at`` is ignored; ``seed`` is per task)
     at: ATConfig  # the AT arm
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = (0, 1, 2)  # training seeds, one per paired replicate
     samplers: tuple[SamplerSpec, ...] = tuple(SamplerSpec("ddim", k) for k in (2, 3, 5, 10, 20, 50))
     eval: EvalConfig = EvalConfig()
     mismatch: SamplerSpec | None = SamplerSpec("ddim", 10)
     mismatch_n: int = 1000
+    variants: tuple[str, ...] = VARIANTS
+    previews: tuple[SamplerSpec, ...] = ()  # samplers whose samples the first seed keeps
+    preview_n: int = 0  # samples kept per variant and preview sampler (plots)
+    device: str = "cpu"
 
 
-def mean_sd(values: list[float]) -> dict:
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0 or not np.isfinite(arr).all():
-        return {"mean": float("nan"), "sd": float("nan")}
-    sd = float(arr.std(ddof=1)) if arr.size > 1 else float("nan")
-    return {"mean": float(arr.mean()), "sd": sd}
+@dataclass(frozen=True)
+class VariantTask:
+    """One variant's training run and scoring; the seed comes with the task."""
+
+    variant: str
+    train: TrainConfig  # the variant's configuration (its ``at``); ``seed`` is overridden
+    samplers: tuple[SamplerSpec, ...]
+    eval: EvalConfig
+    mismatch: SamplerSpec | None
+    mismatch_n: int
+    previews: tuple[SamplerSpec, ...] = ()
+    preview_n: int = 0
+    device: str = "cpu"
 
 
-def _train_arms(
-    config: CompareConfig,
-    dataset: Dataset,
-    seed: int,
-    device: str,
-    advance: Callable,
-    teacher_dir: Path,
-) -> dict:
-    """The trained baseline and AT runs of one seed (after the teacher, for cd)."""
-    base = dataclasses.replace(config.base, seed=seed, at=ATConfig())
-    if base.objective == "cd":
-        teacher_cfg = dataclasses.replace(base, objective="ddpm", teacher=None, teacher_sha256=None)
-        teacher = train(teacher_cfg, dataset, device, on_progress=lambda *_: advance(1))
-        path = save_checkpoint(
-            teacher_dir / f"teacher-{seed}.safetensors", teacher.state, teacher_cfg
-        )
-        base = dataclasses.replace(base, **teacher_settings(path, dataset))
-    prefix = None
-    if 0 < base.at_start < base.steps:  # both arms share the plain steps before at_start
-        head = dataclasses.replace(base, steps=base.at_start)
-        prefix = train(head, dataset, device, on_progress=lambda *_: advance(1)).state
-    arms = {}
-    for arm, at in (("baseline", ATConfig()), ("at", config.at)):
-        cfg = dataclasses.replace(base, at=at)
-        state = clone_state(prefix, cfg, device) if prefix is not None else None
-        arms[arm] = train(cfg, dataset, device, on_progress=lambda *_: advance(1), state=state)
-    return arms
+def seeds_for(run_seed: int, n: int) -> tuple[int, ...]:
+    """The training seeds of ``n`` paired replicates under the run seed (independent of
+    workers and task order)."""
+    return tuple(derive_seed(run_seed, "diffusion-at compare seed", i) for i in range(n))
 
 
-def steps_per_seed(base: TrainConfig) -> int:
-    """Optimiser steps one seed trains (for progress bars): teacher, shared prefix, arms."""
-    shared = base.at_start if 0 < base.at_start < base.steps else 0
-    teacher = base.steps if base.objective == "cd" else 0
-    return teacher + shared + 2 * (base.steps - shared)
+def variants_for(at: ATConfig, requested: tuple[str, ...] = VARIANTS) -> tuple[str, ...]:
+    """The requested variants that are defined for ``at`` (controls need free AT)."""
+    controls = ("replay", "noise")
+    return tuple(v for v in requested if v not in controls or at.method == "free")
 
 
-def _seed_outcome(
-    config: CompareConfig, evaluator: Evaluator, arms: dict, seed: int, device: str
-) -> dict:
-    """Metrics per NFE and the mismatch curve of both arms of one seed."""
-    out = {}
-    for arm, trained in arms.items():
-        model = trained.state.ema
-        rows = score(
-            model,
-            list(config.samplers),
-            trained.schedule,
-            evaluator,
-            1000 + seed,
-            trained.param,
-            device,
-        )
-        curve = None
-        if config.mismatch is not None:
-            curve = mismatch_curve(
-                model,
-                config.mismatch,
-                trained.schedule,
-                evaluator.dataset,
-                config.mismatch_n,
-                2000 + seed,
-                trained.param,
-                device,
+def variant_config(config: CompareConfig, variant: str) -> TrainConfig:
+    """The TrainConfig of one variant (seed 0: the task's seed replaces it)."""
+    at = {
+        "baseline": ATConfig(),
+        "at": config.at,
+        "replay": dataclasses.replace(config.at, method="replay"),
+        "noise": dataclasses.replace(config.at, method="noise"),
+    }[variant]
+    return dataclasses.replace(config.base, at=at, seed=0)
+
+
+def tasks_for(config: CompareConfig) -> list[Task]:
+    """Seed-major: every variant of seed 0, then of seed 1, … (in-process memoisation of
+    the shared prefix works best in this order)."""
+    tasks = []
+    for index, seed in enumerate(config.seeds):
+        for variant in config.variants:
+            spec = VariantTask(
+                variant=variant,
+                train=variant_config(config, variant),
+                samplers=config.samplers,
+                eval=config.eval,
+                mismatch=config.mismatch,
+                mismatch_n=config.mismatch_n,
+                previews=config.previews if index == 0 else (),
+                preview_n=config.preview_n if index == 0 else 0,
+                device=config.device,
             )
-        losses = trained.state.losses
-        out[arm] = {"rows": rows, "curve": curve, "final_loss": float(np.mean(losses[-100:]))}
-    return out
-
-
-def _better(at: float, baseline: float, metric: str) -> bool:
-    return at > baseline if metric in HIGHER_IS_BETTER else at < baseline
-
-
-def summarise(
-    outcomes: list[dict], metrics: tuple[str, ...], primary: str, samplers: tuple[SamplerSpec, ...]
-) -> list[dict]:
-    """The ``per_nfe`` list of the results (see the module docstring)."""
-    per_nfe = []
-    for i, spec in enumerate(samplers):
-        entry = {"nfe": spec.nfe, "sampler": spec.kind}
-        for arm in ("baseline", "at"):
-            entry[arm] = {m: mean_sd([o[arm]["rows"][i][m] for o in outcomes]) for m in metrics}
-        pairs = [(o["at"]["rows"][i][primary], o["baseline"]["rows"][i][primary]) for o in outcomes]
-        entry["difference"] = mean_sd([a - b for a, b in pairs])
-        entry["at_better_seeds"] = sum(_better(a, b, primary) for a, b in pairs)
-        per_nfe.append(entry)
-    return per_nfe
-
-
-def summarise_mismatch(outcomes: list[dict]) -> list[dict]:
-    first = outcomes[0]["baseline"]["curve"]
-    if first is None:
-        return []
-    rows = []
-    for j, point in enumerate(first):
-        row = {"step": point["step"], "t": point["t"]}
-        for arm in ("baseline", "at"):
-            row[arm] = {
-                m: mean_sd([o[arm]["curve"][j][m] for o in outcomes]) for m in ("mmd", "sw")
-            }
-        rows.append(row)
-    return rows
+            tasks.append(Task(variant_task, spec, seed, label=f"{variant} seed {index}"))
+    return tasks
 
 
 def run_compare(
     config: CompareConfig,
-    dataset: Dataset,
-    device: str = "cpu",
-    on_progress: Callable | None = None,
-) -> tuple[dict, dict]:
-    """(results, artifacts): see the module docstring; artifacts hold seed-0 samples."""
-    advance = on_progress or (lambda n=1, **_: None)
-    evaluator = Evaluator(dataset, config.eval, device)
-    outcomes, artifacts = [], {}
-    with tempfile.TemporaryDirectory(prefix="iclr25-teacher-") as tmp:
-        for seed in config.seeds:
-            arms = _train_arms(config, dataset, seed, device, advance, Path(tmp))
-            outcomes.append(_seed_outcome(config, evaluator, arms, seed, device))
-            if not artifacts:
-                artifacts = {arm: trained for arm, trained in arms.items()}
-    metrics = METRICS[dataset.kind]
-    per_nfe = summarise(outcomes, metrics, evaluator.primary, config.samplers)
-    results = {
-        "data": dataset.name,
-        "objective": config.base.objective,
-        "primary_metric": evaluator.primary,
-        "metrics": list(metrics),
-        "feature_space": evaluator.feature_space,
-        "seeds": list(config.seeds),
-        "steps": config.base.steps,
-        "per_nfe": per_nfe,
-        "mismatch": {
-            "nfe": config.mismatch.nfe if config.mismatch else None,
-            "sampler": config.mismatch.kind if config.mismatch else None,
-            "curve": summarise_mismatch(outcomes),
-        },
-        "final_loss": {
-            arm: mean_sd([o[arm]["final_loss"] for o in outcomes]) for arm in ("baseline", "at")
-        },
-        "verdict": verdict(per_nfe, evaluator.primary),
-    }
-    return results, artifacts
+    execution: Execution | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> tuple[dict, Outcome, dict]:
+    """(results, outcome, previews): results as ``verdict.summarise_compare`` builds them,
+    how the tasks ran, and the first seed's preview samples by variant."""
+    from iclr25.core.diffusion_at.data import load_dataset
+    from iclr25.core.diffusion_at.verdict import summarise_compare
+
+    dataset = load_dataset(config.base.data, config.base.image_size)
+    tasks = tasks_for(config)
+    outcome = run_tasks(tasks, execution, command=COMMAND, on_done=on_done)
+    per_seed = [
+        {t.config.variant: r for t, r in zip(tasks, outcome.results, strict=True) if t.seed == s}
+        for s in config.seeds
+    ]
+    previews = {v: per_seed[0][v].get("previews", {}) for v in config.variants}
+    results = summarise_compare(config, dataset, per_seed)
+    return results, outcome, previews
 
 
-def verdict(per_nfe: list[dict], primary: str) -> dict:
-    """At which NFE AT's mean primary metric is better, and whether by more than 1 sd."""
-    better, clear = [], []
-    for row in per_nfe:
-        diff = row["difference"]
-        if not math.isfinite(diff["mean"]):
-            continue
-        gain = -diff["mean"] if primary not in HIGHER_IS_BETTER else diff["mean"]
-        if gain > 0:
-            better.append(row["nfe"])
-            if math.isfinite(diff["sd"]) and gain > diff["sd"]:
-                clear.append(row["nfe"])
+# ---------------------------------------------------------------------------------------
+# The task
+# ---------------------------------------------------------------------------------------
+def variant_task(task: VariantTask, seed: int) -> dict:
+    """Train one variant with ``seed``, score it at every NFE, measure its mismatch.
+
+    Returns ``{"rows": [{sampler, nfe, <metric>...}], "curve": [{step, t, mmd, sw}] | None,
+    "final_loss", "delta_norm", "previews": {"<kind>:<nfe>": samples as nested lists}}``."""
+    with _one_torch_thread():
+        return _variant_task(task, seed)
+
+
+def _variant_task(task: VariantTask, seed: int) -> dict:
+    from iclr25.core.diffusion_at.mismatch import mismatch_curve
+    from iclr25.core.diffusion_at.pipeline import sample, score
+
+    dataset = _dataset(task.train.data, task.train.image_size)
+    trained = _train_variant(dataclasses.replace(task.train, seed=seed), dataset, task.device)
+    evaluator = _evaluator(dataset, task.eval, task.device)
+    model, device = trained.state.ema, task.device
+    sample_seed = derive_seed(seed, "samples")
+    rows = score(
+        model, list(task.samplers), trained.schedule, evaluator, sample_seed, trained.param, device
+    )
+    curve = None
+    if task.mismatch is not None:
+        curve = mismatch_curve(
+            model,
+            task.mismatch,
+            trained.schedule,
+            dataset,
+            task.mismatch_n,
+            derive_seed(seed, "mismatch"),
+            trained.param,
+            device,
+        )
+    previews = {}
+    for spec in task.previews:
+        x = sample(
+            model, spec, trained.schedule, dataset, task.preview_n, sample_seed, trained.param
+        )
+        previews[f"{spec.kind}:{spec.nfe}"] = x.tolist()
+    losses = trained.state.losses
     return {
-        "at_better_nfe": better,
-        "at_better_beyond_1sd_nfe": clear,
-        "nfe_total": [row["nfe"] for row in per_nfe],
+        "rows": rows,
+        "curve": curve,
+        "final_loss": sum(losses[-100:]) / max(len(losses[-100:]), 1),
+        "delta_norm": trained.state.mean_delta_norm,
+        "previews": previews,
     }
+
+
+@contextlib.contextmanager
+def _one_torch_thread():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _train_variant(config: TrainConfig, dataset, device: str):
+    """The trained variant: after the (memoised) teacher for cd, from the (memoised) plain
+    prefix when ``at_start`` is inside the run."""
+    from iclr25.core.diffusion_at.checkpoints import clone_state
+    from iclr25.core.diffusion_at.pipeline import teacher_settings, train
+
+    if config.objective == "cd":
+        path = _teacher(config, dataset, device)
+        config = dataclasses.replace(config, **teacher_settings(path, dataset))
+    state = None
+    if 0 < config.at_start < config.steps:
+        head = dataclasses.replace(config, steps=config.at_start, at=ATConfig())
+        state = clone_state(_prefix(head, dataset, device), config, device)
+    return train(config, dataset, device, state=state)
+
+
+_MEMO: dict[str, object] = {}  # one entry per kind: (key, value) of the latest use
+
+
+def _memo(kind: str, key: str, make: Callable):
+    """The value ``make()`` for ``key``, reused while consecutive calls ask for the same
+    key (tasks are ordered seed-major, so a seed's shared work is computed once)."""
+    hit = _MEMO.get(kind)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    value = make()
+    _MEMO[kind] = (key, value)
+    return value
+
+
+def _key(*parts) -> str:
+    from iclr25.output import to_jsonable
+
+    return json.dumps(to_jsonable(parts), sort_keys=True)
+
+
+def _dataset(spec: str, image_size: int | None):
+    from iclr25.core.diffusion_at.data import load_dataset
+
+    return _memo("dataset", _key(spec, image_size), lambda: load_dataset(spec, image_size))
+
+
+def _evaluator(dataset, config: EvalConfig, device: str):
+    from iclr25.core.diffusion_at.evaluation import Evaluator
+
+    key = _key(dataset.name, dataset.info, config, device)
+    return _memo("evaluator", key, lambda: Evaluator(dataset, config, device))
+
+
+def _prefix(head: TrainConfig, dataset, device: str):
+    from iclr25.core.diffusion_at.pipeline import train
+
+    key = _key(head, device)
+    return _memo("prefix", key, lambda: train(head, dataset, device).state)
+
+
+def _teacher(config: TrainConfig, dataset, device: str) -> Path:
+    """A plain DDPM of the student's seed and budget, saved in a process temp folder."""
+    from iclr25.core.diffusion_at.checkpoints import save_checkpoint
+    from iclr25.core.diffusion_at.pipeline import train
+
+    teacher = dataclasses.replace(
+        config, objective="ddpm", teacher=None, teacher_sha256=None, at=ATConfig(), at_start=0
+    )
+
+    def make() -> Path:
+        path = _scratch() / f"teacher-{derive_seed(0, _key(teacher, device))}.safetensors"
+        return save_checkpoint(path, train(teacher, dataset, device).state, teacher)
+
+    return _memo("teacher", _key(teacher, device), make)
+
+
+_SCRATCH: list[Path] = []
+
+
+def _scratch() -> Path:
+    """A temp folder for teachers, removed when the process exits."""
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="iclr25-teacher-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
+
+
+def primary_metric(kind: str) -> str:
+    return PRIMARY[kind]
+
+
+def metric_names(kind: str) -> tuple[str, ...]:
+    return METRICS[kind]

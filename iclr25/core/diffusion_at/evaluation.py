@@ -4,9 +4,14 @@ Points (2-D toys, ``.npy`` points): ``sw`` (sliced W₂), ``w2`` (exact W₂ on 
 ``mmd`` (unbiased MMD², Gaussian kernels at the reference's median distance), all
 against fresh true samples (exact samplers) or the data set itself.
 
-Images: ``fd`` (Fréchet distance), ``precision`` and ``recall`` (k = 3) and ``mmd`` in a
-feature space — the 64-d features of the project's digit classifier for 8×8 grey
-images (``classifier.py``), raw pixels for any other image size — plus ``sw`` on pixels.
+Images: ``fd`` (Fréchet distance), ``precision`` and ``recall`` (k = 3), ``density`` and
+``coverage`` (k = 3) and ``mmd`` in a feature space — the 64-d features of the project's
+digit classifier for 8×8 grey images (``classifier.py``), raw pixels for any other image
+size — plus ``sw`` on pixels. The Fréchet distance is labelled by its feature space: "FD
+(digits-classifier features)" or "FD (pixels)" — it is not FID (no Inception network).
+Recall counts real points inside the k-NN balls of the generated ones, so generated
+features spread far apart (an under-trained model) inflate it towards 1; coverage (Naeem
+et al. 2020) uses the real points' balls and is not fooled that way — read them together.
 
 The reference set, the kernel bandwidth and the projection directions are fixed by the
 evaluation seed, so every model scored by one :class:`Evaluator` is compared on the same
@@ -24,8 +29,24 @@ from iclr25.core.diffusion_at import metrics
 from iclr25.core.diffusion_at.data import Dataset
 
 PRIMARY = {"points": "sw", "image": "fd"}
-METRICS = {"points": ("sw", "w2", "mmd"), "image": ("fd", "precision", "recall", "mmd", "sw")}
-HIGHER_IS_BETTER = {"precision", "recall"}
+METRICS = {
+    "points": ("sw", "w2", "mmd"),
+    "image": ("fd", "precision", "recall", "density", "coverage", "mmd", "sw"),
+}
+HIGHER_IS_BETTER = {"precision", "recall", "density", "coverage"}
+#: how a metric is named in tables, by feature space (the key itself otherwise)
+LABELS = {
+    "coordinates": {"sw": "SW₂", "w2": "W₂", "mmd": "MMD²"},
+    "digit-classifier": {"fd": "FD (digits-classifier features)", "mmd": "MMD² (features)"},
+    "pixels": {"fd": "FD (pixels)", "mmd": "MMD² (pixels)"},
+}
+
+
+def feature_space_of(dataset: Dataset) -> str:
+    """``coordinates`` (points), ``digit-classifier`` (8×8 grey images) or ``pixels``."""
+    if dataset.kind == "points":
+        return "coordinates"
+    return "digit-classifier" if tuple(dataset.shape) == (1, 8, 8) else "pixels"
 
 
 @dataclass(frozen=True)
@@ -64,9 +85,11 @@ class Evaluator:
         return PRIMARY[self.kind]
 
     def _feature_space(self) -> str:
-        if self.kind == "points":
-            return "coordinates"
-        return "digit-classifier" if self.dataset.shape == (1, 8, 8) else "pixels"
+        return feature_space_of(self.dataset)
+
+    @property
+    def primary_label(self) -> str:
+        return LABELS[self.feature_space].get(self.primary, self.primary)
 
     def features(self, x: torch.Tensor) -> np.ndarray:
         if self.feature_space == "digit-classifier":
@@ -93,4 +116,5 @@ class Evaluator:
         else:
             out["fd"] = metrics.frechet_distance(feats, self.ref_features)
             out["precision"], out["recall"] = metrics.precision_recall(self.ref_features, feats)
+            out["density"], out["coverage"] = metrics.density_coverage(self.ref_features, feats)
         return {name: out[name] for name in names}

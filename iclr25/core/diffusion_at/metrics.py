@@ -14,7 +14,12 @@
   two feature sets (Heusel et al. 2017, the FID formula).
 - :func:`precision_recall`: improved precision and recall (Kynkäänniemi et al. 2019):
   the share of generated points inside the union of k-NN balls of the real points, and
-  vice versa (higher is better).
+  vice versa (higher is better). Recall is inflated towards 1 when the generated points
+  are spread far apart (their k-NN balls are then large and swallow the real points).
+- :func:`density_coverage`: density and coverage (Naeem et al. 2020, eq. 3–4): the mean
+  number of real k-NN balls a generated point falls in, divided by k, and the share of
+  real points whose own k-NN ball contains a generated point. Both use only the real
+  points' balls, so outliers among the generated points cannot inflate them.
 """
 
 from __future__ import annotations
@@ -131,3 +136,15 @@ def precision_recall(real_features, fake_features, k: int = 3) -> tuple[float, f
     precision = _coverage(fake, real, _knn_radii(real, k))
     recall = _coverage(real, fake, _knn_radii(fake, k))
     return precision, recall
+
+
+def density_coverage(real_features, fake_features, k: int = 3) -> tuple[float, float]:
+    """(density, coverage) of generated features against real ones (Naeem et al. 2020)."""
+    real, fake = _flat(real_features), _flat(fake_features)
+    if real.shape[0] < 2 or fake.shape[0] < 1:
+        raise ValueError("density/coverage need at least 2 real and 1 generated point")
+    radii = _knn_radii(real, k)  # (n_real,)
+    inside = pairwise_sqdist(fake, real) <= radii[None, :]  # (n_fake, n_real)
+    density = float(inside.sum() / (k * fake.shape[0]))
+    coverage = float(inside.any(axis=0).mean())
+    return density, coverage

@@ -43,6 +43,7 @@ from iclr25.core.diffusion_at.training import (
     init_state,
     run_training,
 )
+from iclr25.distributed_torch import DataParallel
 from iclr25.errors import InputError, UsageError
 
 #: --alpha when an AT method is given without one (measured sweep, docs/diffusion-at.md)
@@ -139,8 +140,10 @@ def train(
     on_checkpoint: CheckpointFn | None = None,
     checkpoint_every: int = 0,
     state: TrainState | None = None,
+    parallel: DataParallel | None = None,
 ) -> Trained:
-    """Train (or resume from a checkpoint, or continue ``state``) up to ``config.steps``."""
+    """Train (or resume from a checkpoint, or continue ``state``) up to ``config.steps``;
+    with ``parallel`` (torchrun) as this rank's part of a data-parallel run."""
     check_memory(
         activation_bytes(config.model, config.batch_size),
         f"--batch-size {config.batch_size}",
@@ -152,6 +155,8 @@ def train(
         state = restore_state(resume, config, device)
     elif state is None:
         state = init_state(config, device)
+    if parallel is not None:
+        state.parallel = parallel.attach(state.model)
     run_training(state, objective, config, on_progress, on_checkpoint, checkpoint_every)
     param = getattr(objective, "param", None)
     return Trained(state, config, dataset, objective.schedule, param)

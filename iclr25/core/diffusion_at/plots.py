@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 
-def _figure(ncols: int = 1, width: float = 4.5, height: float = 4.0):
+def _figure(ncols: int = 1, width: float = 4.5, height: float = 4.0, nrows: int = 1):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
-    return fig, axes[0]
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, axes.ravel()
 
 
 def _draw_samples(ax, samples: np.ndarray, kind: str, title: str) -> None:
@@ -42,11 +42,16 @@ def _draw_samples(ax, samples: np.ndarray, kind: str, title: str) -> None:
     ax.axis("off")
 
 
-def samples_figure(panels: list[tuple[str, np.ndarray]], kind: str):
-    """One panel per (title, samples (n, *shape)) pair: scatter for points, grid for images."""
-    fig, axes = _figure(len(panels), width=4.0)
-    for ax, (title, samples) in zip(axes, panels, strict=True):
+def samples_figure(panels: list[tuple[str, np.ndarray]], kind: str, ncols: int | None = None):
+    """One panel per (title, samples (n, *shape)) pair: scatter for points, grid for images;
+    ``ncols`` panels per row (default: all in one row)."""
+    ncols = ncols or len(panels)
+    nrows = -(-len(panels) // ncols)
+    fig, axes = _figure(ncols, width=4.0, nrows=nrows)
+    for ax, (title, samples) in zip(axes, panels, strict=False):
         _draw_samples(ax, samples, kind, title)
+    for ax in axes[len(panels) :]:
+        ax.axis("off")
     fig.tight_layout()
     return fig
 

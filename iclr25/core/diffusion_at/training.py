@@ -17,9 +17,12 @@ One *training step* is one optimiser update; budgets ("equal training steps") co
 fine-tunes a trained ADM checkpoint with AT; at equal total steps this is that protocol,
 and two runs that differ only in AT share their first ``at_start`` steps bit for bit.
 
-``replay`` is a control, not AT: free's schedule (m optimiser steps per minibatch) with
-δ ≡ 0. Against ``free`` it isolates the effect of the perturbation from the effect of
-seeing m times fewer distinct minibatches.
+``replay`` and ``noise`` are controls, not AT: free's schedule (m optimiser steps per
+minibatch) with δ ≡ 0, or with a random δ of the norm free AT's δ has at that replay
+(``adversarial.noise_norm``). Against ``free`` they isolate the effect of the adversarial
+direction from the effect of seeing m times fewer distinct minibatches and from noise
+augmentation. The noise directions come from a generator seeded by (seed, step), not from
+the data generator, so ``noise`` sees exactly the minibatches ``free`` and ``replay`` see.
 
 With α = 0 the ``fgsm``/``pgd`` paths run and give δ ≡ 0, i.e. bit-for-bit the baseline;
 ``free`` with α = 0 would be minibatch replay without any perturbation, which is not AT,
@@ -31,6 +34,10 @@ model's target network, the free-AT carry (minibatch, δ, replay index) and the 
 history are all part of
 :class:`TrainState`, so a run resumed from a checkpoint is identical to an uninterrupted
 one (``checkpoints.py``).
+
+Under ``torchrun`` (``TrainState.parallel``, :mod:`iclr25.distributed_torch`) every rank
+draws the same global minibatch and computes the loss on its rows only; gradients, the
+recorded loss and δ are combined over ranks, so the run is the one-process run, split.
 """
 
 from __future__ import annotations
@@ -42,8 +49,17 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from iclr25.core.diffusion_at.adversarial import ATConfig, free_update, search_delta
+from iclr25.core.diffusion_at.adversarial import (
+    ATConfig,
+    delta_norms,
+    free_update,
+    noise_norm,
+    random_delta,
+    search_delta,
+)
 from iclr25.core.diffusion_at.models import ModelSpec, build_model
+from iclr25.distributed_torch import DataParallel
+from iclr25.parallel import derive_seed
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,20 @@ class TrainState:
     losses: list[float] = field(default_factory=list)
     carry: dict[str, torch.Tensor] | None = None  # free AT: batch tensors, "delta", "replay"
     target: nn.Module | None = None  # consistency models: the target network θ⁻
+    parallel: DataParallel | None = None  # torchrun: this rank's rows, DDP (not saved)
+    # diagnostics of this process (not checkpointed): Σ‖δ_i‖ per sample over the forward
+    # passes that were perturbed (free: replays r ≥ 1), and their count
+    delta_norm_sum: float = 0.0
+    delta_norm_count: int = 0
+
+    def record_delta(self, delta: torch.Tensor, norm: str) -> None:
+        self.delta_norm_sum += float(delta_norms(delta, norm).mean())
+        self.delta_norm_count += 1
+
+    @property
+    def mean_delta_norm(self) -> float | None:
+        """Mean per-sample ‖δ‖ of the perturbed passes (None when nothing was perturbed)."""
+        return self.delta_norm_sum / self.delta_norm_count if self.delta_norm_count else None
 
 
 def init_state(config: TrainConfig, device: str = "cpu") -> TrainState:
@@ -119,8 +149,24 @@ def update_ema(state: TrainState, config: TrainConfig) -> None:
         blend(state.target, state.model, config.cm_target_ema)
 
 
-def _loss(state: TrainState, objective, batch, delta: torch.Tensor | None = None):
-    return objective.loss(state.model, batch, delta, state.target)
+def _loss(state: TrainState, objective, batch, delta: torch.Tensor | None = None, sync=True):
+    """The loss on the minibatch — under torchrun on this rank's rows, through the DDP
+    wrapper when the gradient is to be synchronised (``sync``)."""
+    p = state.parallel
+    if p is None:
+        return objective.loss(state.model, batch, delta, state.target)
+    rows = objective.restore(p.local(batch.tensors()))
+    delta = None if delta is None else p.local_rows(delta)
+    return objective.loss(p.module if sync else state.model, rows, delta, state.target)
+
+
+def _backward(state: TrainState, loss: torch.Tensor) -> None:
+    (loss if state.parallel is None else state.parallel.scale(loss)).backward()
+
+
+def _merged(state: TrainState, delta: torch.Tensor) -> torch.Tensor:
+    """δ with every rank's rows (each rank only updates its own)."""
+    return delta if state.parallel is None else state.parallel.merge_rows(delta)
 
 
 def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> float:
@@ -129,7 +175,7 @@ def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> flo
     state.optimizer.zero_grad(set_to_none=True)
     state.step += 1
     update_ema(state, config)
-    value = float(loss.detach())
+    value = float(loss.detach()) if state.parallel is None else state.parallel.mean(loss)
     state.losses.append(value)
     return value
 
@@ -137,21 +183,40 @@ def _optimise(state: TrainState, loss: torch.Tensor, config: TrainConfig) -> flo
 def plain_step(state: TrainState, objective, config: TrainConfig) -> float:
     batch = objective.draw(config.batch_size, state.gen)
     loss = _loss(state, objective, batch)
-    loss.backward()
+    _backward(state, loss)
     return _optimise(state, loss, config)
 
 
 def searched_step(state: TrainState, objective, config: TrainConfig) -> float:
     """FGSM / PGD: find δ* with extra passes (∂L/∂δ only), then train on x_t + δ*."""
     batch = objective.draw(config.batch_size, state.gen)
-    delta = search_delta(lambda d: _loss(state, objective, batch, d), batch.net_input, config.at)
+
+    def search(d: torch.Tensor) -> torch.Tensor:  # ∂L/∂δ only: no gradient sync
+        return _loss(state, objective, batch, d, sync=False)
+
+    delta = _merged(state, search_delta(search, batch.net_input, config.at))
+    state.record_delta(delta, config.at.norm)
     loss = _loss(state, objective, batch, delta)
-    loss.backward()
+    _backward(state, loss)
     return _optimise(state, loss, config)
 
 
+def _replay_delta(state: TrainState, config: TrainConfig, like: torch.Tensor, replay: int):
+    """δ of this replay: free's carried δ (with grad), the noise control's random δ, or
+    None (``replay``)."""
+    at = config.at
+    if at.method == "free":
+        return state.carry["delta"].clone().requires_grad_(True)
+    if at.method == "noise":
+        d = like[0].numel()
+        gen = torch.Generator().manual_seed(derive_seed(config.seed, "noise", state.step))
+        return random_delta(like, at.norm, noise_norm(at, replay, d), gen)
+    return None
+
+
 def free_step(state: TrainState, objective, config: TrainConfig) -> float:
-    """One replay of free AT: a new minibatch every m replays, δ from the previous replay."""
+    """One replay of free AT (or of a control): a new minibatch every m replays, δ from
+    the previous replay (free), random of free's norm (noise), or none (replay)."""
     if state.carry is None:
         batch = objective.draw(config.batch_size, state.gen)
         state.carry = {
@@ -160,14 +225,16 @@ def free_step(state: TrainState, objective, config: TrainConfig) -> float:
             "replay": torch.zeros((), dtype=torch.int64),
         }
     batch = objective.restore(state.carry)
-    perturb = config.at.method == "free"  # "replay": the same replays with δ ≡ 0
-    delta = state.carry["delta"].clone().requires_grad_(perturb)
-    loss = _loss(state, objective, batch, delta if perturb else None)
-    loss.backward()
-    if perturb:
-        state.carry["delta"] = free_update(delta, delta.grad, config.at)
+    replay = int(state.carry["replay"])
+    delta = _replay_delta(state, config, batch.net_input, replay)
+    if delta is not None and replay > 0:
+        state.record_delta(delta, config.at.norm)
+    loss = _loss(state, objective, batch, delta)
+    _backward(state, loss)
+    if config.at.method == "free":
+        state.carry["delta"] = _merged(state, free_update(delta, delta.grad, config.at))
     state.carry["replay"] += 1
-    if int(state.carry["replay"]) >= config.at.free_replays:
+    if replay + 1 >= config.at.free_replays:
         state.carry = None
     return _optimise(state, loss, config)
 
@@ -176,7 +243,7 @@ def step_function(at: ATConfig) -> Callable:
     """The step of ``at.method``; ``fgsm``/``pgd`` run even with α = 0 (δ ≡ 0 then)."""
     if at.method in ("fgsm", "pgd"):
         return searched_step
-    if at.method in ("free", "replay") and at.active:
+    if at.replays and at.active:
         return free_step
     return plain_step
 

@@ -1,0 +1,150 @@
+"""Data-parallel training under torchrun (iclr25/distributed_torch.py).
+
+The end-to-end test runs ``diffusion-at train`` under ``torchrun --nproc-per-node 2`` on
+the CPU (gloo) and compares every step's loss with one process at the same global batch
+and seed, computed in this process from the checkpoint's own configuration.
+
+Tolerance: rtol 1e-5 on each step's loss. Both runs draw the same global minibatch from
+the same generator and take the same steps; the one difference is the order of float32
+sums: the gradient of the batch mean is two half-batch means averaged by an all-reduce
+instead of one mean over the whole batch (and the recorded loss likewise). That moves
+results by a few float32 ulps per step (ε = 1.2e-7), which Adam carries forward: 40 free-AT
+steps on 8 Gaussians differed by at most 2.3e-7 relative when this test was written. An
+actual error (a rank's rows weighted equally with an odd batch split, a δ not merged,
+the wrong rows) changes the losses by 1e-3 or more from the first step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from iclr25.distributed_torch import (
+    Context,
+    DataParallel,
+    context_from_env,
+    is_follower,
+    launched,
+    shard_bounds,
+)
+from iclr25.errors import UsageError
+from iclr25.testing import assert_close, error_line
+from iclr25.threads import small_problem_threads
+
+REPO = Path(__file__).resolve().parent.parent
+LAUNCH = {"RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+
+
+@given(st.integers(0, 10_000), st.integers(1, 64))
+def test_shards_tile_the_batch_in_order_and_differ_by_at_most_one(n, world):
+    bounds = [shard_bounds(n, r, world) for r in range(world)]
+    assert bounds[0][0] == 0 and bounds[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    sizes = [stop - start for start, stop in bounds]
+    assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
+
+
+def test_shard_bounds_by_hand():
+    assert [shard_bounds(63, r, 2) for r in range(2)] == [(0, 32), (32, 63)]
+    assert [shard_bounds(10, r, 4) for r in range(4)] == [(0, 3), (3, 6), (6, 8), (8, 10)]
+
+
+def test_the_launcher_environment_is_read_not_guessed():
+    assert not launched({}) and not is_follower({})
+    assert not launched({**LAUNCH, "WORLD_SIZE": "1"})  # one process: nothing to split
+    assert not launched({k: v for k, v in LAUNCH.items() if k != "MASTER_PORT"})
+    assert launched(LAUNCH) and is_follower(LAUNCH) and not is_follower({**LAUNCH, "RANK": "0"})
+    ctx = context_from_env("cpu", {**LAUNCH, "LOCAL_RANK": "1"})
+    assert ctx == Context(rank=1, world_size=2, local_rank=1, backend="gloo")
+    assert context_from_env("cuda", LAUNCH).backend == "nccl"
+    assert context_from_env("cpu", {}) == Context()
+    with pytest.raises(UsageError, match="outside WORLD_SIZE"):
+        context_from_env("cpu", {**LAUNCH, "RANK": "2"})
+
+
+def test_a_batch_smaller_than_the_group_is_refused():
+    with pytest.raises(UsageError, match="--batch-size 3 is smaller than the 4 processes"):
+        DataParallel(Context(0, 4, 0, "gloo"), 3)
+
+
+def test_uneven_shares_are_weighted_to_the_batch_mean():
+    import torch
+
+    weights = [DataParallel(Context(r, 2, r, "gloo"), 63)._weight() for r in range(2)]
+    assert weights == pytest.approx([32 * 2 / 63, 31 * 2 / 63])
+    rows = DataParallel(Context(1, 2, 1, "gloo"), 63).local(
+        {"x": torch.arange(63), "k": torch.tensor(5)}
+    )
+    assert rows["x"].tolist() == list(range(32, 63)) and int(rows["k"]) == 5
+
+
+def _cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    full = {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, *args], env=full, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_a_follower_rank_prints_and_writes_nothing(tmp_path):
+    """What the runner does for rank > 0 under a launcher, on any command."""
+    out = tmp_path / "run"
+    follower = _cli("-m", "iclr25", "info", "--json", "--out", str(out), env=LAUNCH)
+    assert follower.returncode == 0, follower.stderr
+    assert follower.stdout == "" and not out.exists()
+    bad = ["-m", "iclr25", "diffusion-at", "train", "--steps", "0", "--json"]
+    silent = _cli(*bad, env=LAUNCH)
+    assert silent.returncode == 2 and silent.stdout == "" and "Error" not in silent.stderr
+    leader = _cli(*bad, env={**LAUNCH, "RANK": "0"})  # rank 0 reports the same error
+    assert leader.returncode == 2 and "--steps" in error_line(leader.stderr)
+
+
+def _losses(path: Path) -> list[float]:
+    from safetensors.torch import load_file
+
+    return load_file(str(path))["losses"].tolist()
+
+
+def test_two_gloo_processes_follow_the_one_process_loss_curve(tmp_path):
+    """torchrun, 2 CPU processes, free AT (δ merged over ranks), an odd batch (32 + 31
+    rows): the same losses step by step as one process; its checkpoints resume in one."""
+    import torch
+
+    from iclr25.core.diffusion_at.checkpoints import load_checkpoint
+    from iclr25.core.diffusion_at.data import load_dataset
+    from iclr25.core.diffusion_at.pipeline import train
+
+    steps, ckpt_dir = 40, tmp_path / "ckpt"
+    args = ["diffusion-at", "train", "--steps", str(steps), "--batch-size", "63"]
+    args += ["--width", "32", "--diffusion-steps", "100", "--seed", "3", "--at", "free"]
+    args += ["--alpha", "0.05", "--checkpoint-every", "20", "--checkpoint-dir", str(ckpt_dir)]
+    torchrun = ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    two = _cli(*torchrun, "-m", "iclr25", *args, "--json")
+    assert two.returncode == 0, two.stderr[-3000:]
+    doc = json.loads(two.stdout)  # one document: rank 1 printed nothing
+    assert doc["environment"]["distributed"] == {"world_size": 2, "backend": "gloo"}
+    assert sorted(p.name for p in ckpt_dir.iterdir()) == [
+        "last.safetensors",
+        "step-0000020.safetensors",
+        "step-0000040.safetensors",
+    ]
+    assert not [line for line in two.stderr.splitlines() if line.startswith("Error")]
+
+    saved = load_checkpoint(ckpt_dir / "last.safetensors")
+    config, dataset = saved.config, load_dataset(saved.config.data)
+    assert config.batch_size == 63  # the global batch is the user's --batch-size
+    with torch.random.fork_rng(devices=[]), small_problem_threads():
+        one = train(config, dataset).state.losses  # one process, in this one
+        half = load_checkpoint(ckpt_dir / "step-0000020.safetensors")
+        resumed = train(config, dataset, resume=half).state.losses
+    assert len(one) == len(resumed) == steps
+    assert_close(_losses(ckpt_dir / "last.safetensors"), one, rtol=1e-5, atol=0, what="2 vs 1")
+    assert_close(resumed, one, rtol=1e-5, atol=0, what="resumed in one process")
+    assert doc["results"]["final_loss"] == pytest.approx(sum(one[-100:]) / len(one), rel=1e-5)
