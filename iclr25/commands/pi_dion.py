@@ -140,7 +140,6 @@ def compare_command(
 ) -> None:
     """PI-DION (no labels) vs supervised DeepONets, Tikhonov and the Bayes floor: errors with
     95% t-intervals over seeds, labels_to_match and the verdict (pass: ≥ 100 labels)."""
-    from dataclasses import replace
 
     from iclr25 import parallel_options
     from iclr25.commands.pi_dion_render import render_compare
@@ -162,7 +161,7 @@ def compare_command(
     parallel_options.report(run, outcome)
     if not results["effect_reproduced"]:
         run.warn("the paper's effect did not appear here: " + results["verdict"])
-    run.finish(results, replace(config), render_compare)
+    run.finish(results, config, render_compare)
 
 
 def _label_grid(text: str, n_train: int) -> tuple[int, ...]:
