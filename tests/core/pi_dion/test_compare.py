@@ -67,3 +67,20 @@ def test_subdomain_sensors_report_outside_errors():
     inside = res["rel_l2_f_inside"]["bayes"]["mean"]
     assert outside > 3 * inside  # f beyond the sensors is not determined by the data
     assert "no stability estimate" in res["verdict"]
+
+
+def test_verdict_names_the_pass_condition_and_multiples():
+    base = {"rel_l2_f": 0.1, "rel_l2_u": 0.01, "sq_norm_f": 1.0, "inference_ms_per_instance": 1}
+    cfg = replace(TINY, labels=(10, 100, 1000))
+    errs = {"pi_dion": 0.3, "supervised_N10": 0.6, "supervised_N100": 0.4,
+            "supervised_N1000": 0.2, "tikhonov": 0.2, "bayes": 0.1}  # fmt: skip
+    rows = [
+        {**base, "rel_l2_f": errs[n], "sq_err_f": list(np.linspace(1, 2, 9) * (1 + (n != "bayes")))}
+        for n in compare.methods(cfg)
+    ] * cfg.seeds
+    res = compare.summarise(cfg, rows)
+    # log-interpolation between N = 100 (0.4) and N = 1000 (0.2) at 0.3
+    expected = 10 ** (2 + (np.log(0.4) - np.log(0.3)) / (np.log(0.4) - np.log(0.2)))
+    assert res["labels_to_match"] == pytest.approx(expected)
+    assert res["effect_reproduced"] is True
+    assert "1.50× Tikhonov" in res["verdict"] and "3.00× the Bayes floor" in res["verdict"]
