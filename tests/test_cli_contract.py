@@ -133,6 +133,7 @@ def test_cite(cli):
 
     all_papers = cli("cite")
     assert all_papers.stdout.count("@inproceedings") == len({k for v in PAPERS.values() for k in v})
+    assert "@inproceedings{liu2025pngail," in cli("cite", "pn-gail").stdout
 
 
 def test_cite_unknown_command_lists_valid_ones(cli):

@@ -1,0 +1,69 @@
+"""Closed-form fixed points (the paper note's numbers) and adversarial play reaching them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iclr25.core.pn_gail import fixed_point as fp
+from iclr25.errors import UsageError
+from iclr25.testing import assert_close
+
+GAME = fp.make_game([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]], [1.0, 0.2], [0.2, 0.8])
+
+
+def test_closed_forms_match_the_note():
+    """The paper note: GAIL (0.240, 0.100, 0.660), 2IWIL (0.489, 0.100, 0.411),
+    PN-GAIL (0.738, 0.100, 0.162)."""
+    assert_close(fp.closed_form(GAME, "gail"), [0.24, 0.10, 0.66], atol=1e-12)
+    # by hand: B = 0.2·(0.8, 0.1, 0.1) + 0.16·(0.1, 0.1, 0.8) = (0.176, 0.036, 0.148)
+    b = np.array([0.176, 0.036, 0.148])
+    assert_close(fp.closed_form(GAME, "2iwil"), b / b.sum(), atol=1e-12)
+    assert_close(fp.closed_form(GAME, "2iwil"), [0.489, 0.100, 0.411], atol=5e-4)
+    # N = p_d − B = (0.064, 0.064, 0.512); κ = (1 + 0.064 + 0.064 + 0.512) / 0.36
+    kappa = (1 + 0.064 + 0.064 + 0.512) / 0.36
+    assert_close(fp.closed_form(GAME, "pn-gail"), kappa * b - [0.064, 0.064, 0.512], atol=1e-12)
+    assert_close(fp.closed_form(GAME, "pn-gail"), [0.738, 0.100, 0.162], atol=5e-4)
+
+
+def test_pn_gail_point_drops_dominated_actions():
+    b, n = np.array([0.3, 0.05, 0.05]), np.array([0.0, 0.1, 0.5])
+    p = fp.positive_negative_point(b, n)
+    assert p.sum() == pytest.approx(1.0) and (p >= 0).all()
+    assert p[2] == 0.0  # κ·0.05 < 0.5
+    # disjoint supports: the optimal demonstrator's distribution exactly
+    b2, n2 = np.array([0.2, 0.2, 0.0]), np.array([0.0, 0.0, 0.6])
+    assert_close(fp.positive_negative_point(b2, n2), [0.5, 0.5, 0.0], atol=1e-12)
+
+
+@st.composite
+def games(draw):
+    k = draw(st.integers(2, 4))
+    rows = []
+    for _ in range(2):
+        w = np.array(draw(st.lists(st.floats(0.05, 1.0), min_size=k, max_size=k)))
+        rows.append(w / w.sum())
+    r = [1.0, draw(st.floats(0.0, 0.6))]
+    s = draw(st.floats(0.2, 0.6))
+    return fp.make_game(rows, r, [s, 1 - s])
+
+
+@settings(max_examples=4, deadline=None)
+@given(games())
+def test_learned_points_within_002_of_closed_forms(game):
+    for method in fp.METHODS:
+        learned = fp.learned(game, method, fp.PlayConfig(rounds=400))
+        assert_close(learned, fp.closed_form(game, method), atol=0.02, rtol=0, what=method)
+
+
+def test_bad_games_are_refused():
+    with pytest.raises(UsageError, match="row 2 sums"):
+        fp.make_game([[0.5, 0.5], [0.5, 0.6]], [1, 0], [0.5, 0.5])
+    with pytest.raises(UsageError, match="one --confidence"):
+        fp.make_game([[0.5, 0.5]], [1, 0], [1.0])
+    with pytest.raises(UsageError, match="shares sum"):
+        fp.make_game([[0.5, 0.5], [0.5, 0.5]], [1, 0], [0.5, 0.6])
+    with pytest.raises(UsageError, match="no positive mass"):
+        fp.make_game([[0.5, 0.5]], [0.0], [1.0])
