@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "exicl",
     "gpu_bench",
     "mufu",
+    "pi_dion",
     "pn_gail",
     "info",
     "cite",
