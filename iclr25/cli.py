@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gpu_bench",
     "mufu",
     "ph_dgn",
+    "pi_dion",
     "pn_gail",
     "info",
     "cite",

@@ -1,0 +1,194 @@
+"""`iclr25 pi-dion`: label-free inverse operators for PDE inverse problems (Cho & Son 2025).
+
+Subcommands: ``generate`` (training and held-out data from the Matérn prior, solved on a
+4× finer FD grid) and ``compare`` (PI-DION without labels against supervised DeepONets
+with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
+mean, over seeds, with a pass condition fixed in code). The method lives in
+:mod:`iclr25.core.pi_dion`. Not built yet: ``train``, ``solve``, ``noise``, 2-D, darcy
+(see docs/pi-dion.md, "Status").
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from iclr25.demo import DemoStep
+from iclr25.parallel_options import NoCacheOpt, SchedulerOpt, WorkersOpt
+from iclr25.runner import Run, command
+
+NAME = "pi-dion"
+HELP = "Label-free inverse operators (PI-DION) for PDE inverse problems, against exact references."
+app = typer.Typer(no_args_is_help=True, help=HELP)
+
+PdeOpt = Annotated[
+    str, typer.Option("--pde", help="reaction-diffusion (−u''+ku=f) or helmholtz (−u''−κ²u=f).")
+]
+KOpt = Annotated[
+    float, typer.Option("--k", help="Reaction coefficient k ≥ 0 (reaction-diffusion).")
+]
+KappaOpt = Annotated[float, typer.Option("--kappa", help="Wavenumber κ (helmholtz).")]
+NuOpt = Annotated[float, typer.Option("--nu", help="Matérn smoothness ν of the prior of f.")]
+EllOpt = Annotated[float, typer.Option("--ell", help="Matérn length scale ℓ of the prior of f.")]
+NoiseOpt = Annotated[
+    float, typer.Option("--noise", help="Noise standard deviation relative to RMS(u at sensors).")
+]
+SensorsOpt = Annotated[
+    str,
+    typer.Option(
+        "--sensors", help="full (64 uniform interior points) or subdomain:A,B (64 points in (A,B))."
+    ),
+]
+DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension (only 1 is built so far).")]
+
+
+def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
+             sensors: str):  # fmt: skip
+    from iclr25.core.pi_dion.problem import Problem
+    from iclr25.errors import UsageError
+
+    if dim != 1:
+        raise UsageError(f"--dim {dim} is not built yet", "use --dim 1 (2-D is planned)")
+    return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors)
+
+
+def _warn_partial(run: Run, p) -> None:
+    if p.sensors != "full":
+        run.warn(
+            f"sensors {p.sensors} cover part of Ω only: f outside the sensors' hull is not "
+            "determined by the data (identifiable_fraction < 1)"
+        )
+
+
+@command(app, "generate", epilog="JSON results: files, n_train, n_test, sensors, noise_std.")
+def generate_command(
+    pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    nu: NuOpt = 2.5,
+    ell: EllOpt = 0.2,
+    noise: NoiseOpt = 0.01,
+    sensors: SensorsOpt = "full",
+    n_train: Annotated[
+        int, typer.Option("--n-train", help="Unlabelled training instances.")
+    ] = 1000,
+    n_test: Annotated[int, typer.Option("--n-test", help="Held-out instances (with f).")] = 500,
+    *,
+    run: Run,
+) -> None:
+    """Write train.npz (x: sensors, u: noisy data, no f) and test.npz (adds grid, f, u_true)
+    into the --out directory."""
+    import numpy as np
+
+    from iclr25.core.pi_dion import problem
+    from iclr25.runner import require
+
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
+    require(run.wants_artifacts, "generate needs --out DIR", "add --out DIR (a new folder)")
+    require(n_train >= 1 and n_test >= 1, "--n-train and --n-test must be ≥ 1", "e.g. 1000 and 500")
+    _warn_partial(run, p)
+    ops = problem.operators(p)
+    rng = np.random.default_rng(run.seed)
+    with run.timer("generate_s"):
+        train_set = problem.generate(p, n_train, rng, ops)
+        test_set = problem.generate(p, n_test, rng, ops)
+    np.savez(run.artifact_path("train.npz"), x=train_set.x[:, None], u=train_set.d)
+    np.savez(run.artifact_path("test.npz"), x=test_set.x[:, None], u=test_set.d,
+             grid=test_set.grid, f=test_set.f, u_true=test_set.u)  # fmt: skip
+    results = {"files": ["train.npz", "test.npz"], "n_train": n_train, "n_test": n_test,
+               "sensors": len(train_set.x), "noise_std": ops.noise_std}  # fmt: skip
+    run.finish(results, {"pde": pde, "c": p.c, "nu": nu, "ell": ell, "noise": noise})
+
+
+COMPARE_KEYS = (
+    "methods, seeds, rel_l2_f, rel_l2_u (per method: mean, ci_low, ci_high), "
+    "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
+    "inference_ms_per_instance, labels_to_match, labels_to_match_where, pass_condition, "
+    "effect_reproduced, verdict, identifiable_fraction, problem"
+)
+
+
+@command(app, "compare", epilog=f"JSON results: {COMPARE_KEYS}.")
+def compare_command(
+    pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    nu: NuOpt = 2.5,
+    ell: EllOpt = 0.2,
+    noise: NoiseOpt = 0.01,
+    sensors: SensorsOpt = "full",
+    n_train: Annotated[int, typer.Option("--n-train", help="Unlabelled instances.")] = 1000,
+    n_test: Annotated[int, typer.Option("--n-test", help="Held-out instances.")] = 500,
+    seeds: Annotated[int, typer.Option("--seeds", help="Training seeds (≥ 3).")] = 5,
+    labels: Annotated[
+        str, typer.Option("--labels", help="Comma-separated label counts N of the supervised runs.")
+    ] = "10,30,100,300,1000",
+    steps: Annotated[int, typer.Option("--steps", help="Optimiser steps of every network.")] = 4000,
+    width: Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")] = 64,
+    basis: Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")] = 16,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="200 train / 100 test, 3 seeds, N = 10,100, 300 steps.")
+    ] = False,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
+    *,
+    run: Run,
+) -> None:
+    """PI-DION (no labels) vs supervised DeepONets, Tikhonov and the Bayes floor: errors with
+    95% t-intervals over seeds, labels_to_match and the verdict (pass: ≥ 100 labels)."""
+
+    from iclr25 import parallel_options
+    from iclr25.commands.pi_dion_render import render_compare
+    from iclr25.core.pi_dion import compare, train
+
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
+    config = compare.CompareConfig(
+        p, n_train, n_test, seeds, _label_grid(labels, n_train),
+        train.TrainConfig(steps=steps, width=width, basis=basis),
+    )  # fmt: skip
+    if quick:
+        config = compare.quick(config)
+    _check_compare(config)
+    _warn_partial(run, p)
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    n_tasks = config.seeds * len(compare.methods(config))
+    with run.progress("seed × method", total=n_tasks) as advance, run.timer("compare_s"):
+        results, outcome = compare.run_compare(config, run.seed, execution, advance)
+    parallel_options.report(run, outcome)
+    if not results["effect_reproduced"]:
+        run.warn("the paper's effect did not appear here: " + results["verdict"])
+    run.finish(results, config, render_compare)
+
+
+def _label_grid(text: str, n_train: int) -> tuple[int, ...]:
+    from iclr25.errors import UsageError
+
+    try:
+        grid = tuple(sorted({int(v) for v in text.split(",") if v.strip()}))
+    except ValueError:
+        raise UsageError(f"--labels {text!r} is not a list of integers", "e.g. 10,30,100") from None
+    if not grid or grid[0] < 1 or grid[-1] > n_train:
+        raise UsageError(f"--labels {text!r} must lie in 1..{n_train}", "e.g. 10,30,100")
+    return grid
+
+
+def _check_compare(config) -> None:
+    from iclr25.errors import UsageError
+
+    if config.seeds < 3:
+        raise UsageError(f"--seeds {config.seeds}: intervals need ≥ 3 seeds", "use --seeds 3")
+    if config.n_test < 2 or config.train.steps < 1:
+        raise UsageError("--n-test must be ≥ 2 and --steps ≥ 1", "e.g. --n-test 500 --steps 4000")
+
+
+def _demo_headline(doc: dict) -> str:
+    from iclr25.core.pi_dion.compare import headline
+
+    return headline(doc["results"])
+
+
+DEMO = (DemoStep("pi-dion compare", ("pi-dion", "compare", "--quick"), _demo_headline, 600.0),)

@@ -1,0 +1,8 @@
+"""PI-DION: physics-informed deep inverse operator networks (Cho & Son, ICLR 2025).
+
+The method (:mod:`.model`, :mod:`.train`) and the exact references it is measured
+against: a Matérn GRF generator (:mod:`.grf`), a fine-grid finite-difference solver
+(:mod:`.fd`), sensors and noise (:mod:`.problem`), the exact Bayes posterior mean
+(:mod:`.bayes`) and Tikhonov with the discrepancy principle (:mod:`.tikhonov`).
+The study that compares them is :mod:`.compare`. 1-D linear PDEs only for now.
+"""

@@ -1,0 +1,256 @@
+"""The headline study: label-free PI-DION against labels, Tikhonov and the Bayes floor.
+
+Hypothesis (the paper's claim): a PI-DION trained without labels is about as accurate as
+a supervised DeepONet trained on many labelled pairs. Measured: the smallest number of
+labels N at which the supervised DeepONet (same inverse branch, trunk, optimiser and
+steps) matches PI-DION's error on f (``labels_to_match``, log-interpolated on the grid
+of N). Pass condition, fixed here before any run: ``labels_to_match`` ≥ 100 (or above
+the grid) ⇒ ``effect_reproduced``. Floor: the exact Bayes posterior mean; a method more
+than 3 standard errors below its nMSE is a bug (exit 1). Control where it must fail:
+``sensors=subdomain:A,B`` — f outside (A,B) is not determined by the data, and errors
+there are reported apart.
+
+Every (seed, method) is an independent task (:func:`run_method`), run through
+:mod:`iclr25.parallel`; the seed's training data come from ``data_seed`` so all methods
+of a seed see the same data. The test set is one held-out draw (seed ``test_seed``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from iclr25.core.pi_dion import bayes, problem, tikhonov, train
+from iclr25.core.pi_dion.problem import Problem
+from iclr25.errors import RunFailure
+from iclr25.parallel import Execution, Outcome, Task, derive_seed, run_tasks
+
+COMMAND = "pi-dion compare"
+PASS_LABELS = 100  # effect reproduced when the supervised model needs ≥ this many labels
+FLOOR_SE = 3.0  # a method this many standard errors below the Bayes nMSE is a bug
+TEST_SEED = 20250101
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    problem: Problem = field(default_factory=Problem)
+    n_train: int = 1000
+    n_test: int = 500
+    seeds: int = 5
+    labels: tuple[int, ...] = (10, 30, 100, 300, 1000)
+    train: train.TrainConfig = field(default_factory=train.TrainConfig)
+
+
+QUICK = CompareConfig(
+    n_train=200, n_test=100, seeds=3, labels=(10, 100),
+    train=train.TrainConfig(steps=300),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MethodTask:
+    config: CompareConfig
+    method: str  # "pi_dion", "supervised_N<n>", "tikhonov", "bayes"
+    data_seed: int
+
+
+def methods(config: CompareConfig) -> list[str]:
+    return ["pi_dion", *[f"supervised_N{n}" for n in config.labels], "tikhonov", "bayes"]
+
+
+def _outside_mask(p: Problem, grid: np.ndarray) -> np.ndarray | None:
+    """Grid points outside the sensors' hull (where f is not determined), or None."""
+    x = problem.sensor_points(p)
+    outside = (grid < x.min()) | (grid > x.max())
+    return outside if p.sensors != "full" and outside.any() else None
+
+
+def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
+    """(u, f, inference seconds) of one method on the test data."""
+    cfg, p = task.config, task.config.problem
+    if task.method == "bayes":
+        gains = bayes.state_gain(p, ops), bayes.gain(ops)
+        start = time.perf_counter()
+        u, f = (bayes.posterior_mean(test.d, g) for g in gains)
+        return u, f, time.perf_counter() - start
+    if task.method == "tikhonov":
+        start = time.perf_counter()
+        f, u, _ = tikhonov.reconstruct(test.x, p.c, test.d, test.noise_std)  # α search included
+        return u, f, time.perf_counter() - start
+    data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
+    if task.method == "pi_dion":
+        model, _ = train.train_pi_dion(data.d, data.x, p.c, cfg.train, seed)
+    else:
+        n = int(task.method.removeprefix("supervised_N"))
+        model, _ = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg.train, seed)
+    start = time.perf_counter()
+    u, f = train.predict(model, test.d, test.grid)
+    supervised = task.method != "pi_dion"  # its reconstruction branch is never trained
+    return (None if supervised else u), f, time.perf_counter() - start
+
+
+def run_method(task: MethodTask, seed: int) -> dict:
+    """One method on one seed's data, scored on the held-out test set."""
+    import torch
+
+    torch.set_num_threads(1)
+    p = task.config.problem
+    ops = problem.operators(p)
+    test = problem.generate(p, task.config.n_test, np.random.default_rng(TEST_SEED), ops)
+    u, f, infer_s = _estimate(task, seed, test, ops)
+    outside = _outside_mask(p, test.grid)
+    result = {
+        "rel_l2_f": float(problem.rel_l2(f, test.f).mean()),
+        "rel_l2_u": None if u is None else float(problem.rel_l2(u, test.u).mean()),
+        "sq_err_f": ((f - test.f) ** 2).sum(1).tolist(),  # (n_test,) for the floor check
+        "sq_norm_f": float((test.f**2).sum()),
+        "inference_ms_per_instance": 1000 * infer_s / len(test.d),
+    }
+    if outside is not None:
+        result["rel_l2_f_inside"] = float(
+            problem.rel_l2(f[:, ~outside], test.f[:, ~outside]).mean()
+        )
+        result["rel_l2_f_outside"] = float(problem.rel_l2(f[:, outside], test.f[:, outside]).mean())
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# The study: tasks, then aggregation
+# ---------------------------------------------------------------------------------------
+def tasks(config: CompareConfig, seed: int) -> list[Task]:
+    out = []
+    for i in range(config.seeds):
+        data_seed = derive_seed(seed, "data", i)
+        for name in methods(config):
+            task = MethodTask(config, name, data_seed)
+            out.append(Task(run_method, task, derive_seed(seed, name, i), f"{name} seed {i}"))
+    return out
+
+
+def t_interval(values) -> tuple[float, float, float]:
+    """(mean, low, high): the 95% Student-t interval of the mean over seeds."""
+    from scipy import stats
+
+    v = np.asarray(values, np.float64)
+    mean = float(v.mean())
+    if len(v) < 2 or np.all(v == v[0]):
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
+    return mean, mean - half, mean + half
+
+
+def _interval(values) -> dict | None:
+    if any(v is None for v in values):
+        return None  # not estimated by this method
+    mean, low, high = t_interval(values)
+    return {"mean": mean, "ci_low": low, "ci_high": high}
+
+
+def labels_to_match(labels, errors, target: float) -> tuple[float | None, str]:
+    """Smallest N with supervised error ≤ ``target``, log-interpolated between grid points.
+
+    Returns (N, "matched") inside the grid, (None, "below_grid") when the smallest N
+    already matches, (None, "above_grid") when none does.
+    """
+    if errors[0] <= target:
+        return None, "below_grid"
+    for i in range(1, len(labels)):
+        (n0, e0), (n1, e1) = (labels[i - 1], errors[i - 1]), (labels[i], errors[i])
+        if e1 <= target:
+            t = (np.log(e0) - np.log(target)) / (np.log(e0) - np.log(e1))
+            return float(np.exp(np.log(n0) + t * (np.log(n1) - np.log(n0)))), "matched"
+    return None, "above_grid"
+
+
+def _floor_check(per_method: dict[str, list[dict]]) -> list[str]:
+    """Methods whose squared error is > FLOOR_SE standard errors below the Bayes one."""
+    bugs = []
+    for name, runs in per_method.items():
+        for i, (r, b) in enumerate(zip(runs, per_method["bayes"], strict=True)):
+            diff = np.asarray(r["sq_err_f"]) - np.asarray(b["sq_err_f"])
+            se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else 0.0
+            if name != "bayes" and diff.mean() < -FLOOR_SE * se:
+                bugs.append(f"{name} (seed {i}): {diff.mean() / max(se, 1e-300):.1f} SE")
+    return bugs
+
+
+def summarise(config: CompareConfig, results: list[dict]) -> dict:
+    names = methods(config)
+    per_method = {n: [results[i * len(names) + j] for i in range(config.seeds)]
+                  for j, n in enumerate(names)}  # fmt: skip
+    bugs = _floor_check(per_method)
+    if bugs:
+        raise RunFailure(
+            "a method beat the exact Bayes posterior mean (impossible): " + "; ".join(bugs),
+            "this is a bug in the generator or the reference; please report it",
+        )
+    out = {"methods": names, "seeds": config.seeds}
+    for key in ("rel_l2_f", "rel_l2_u", "rel_l2_f_inside", "rel_l2_f_outside"):
+        if key in results[0]:
+            out[key] = {n: _interval([r[key] for r in runs]) for n, runs in per_method.items()}
+    out["nmse_f"] = {n: float(np.mean([sum(r["sq_err_f"]) / r["sq_norm_f"] for r in runs]))
+                     for n, runs in per_method.items()}  # fmt: skip
+    out["bayes_nmse_f"] = out["nmse_f"]["bayes"]
+    out["inference_ms_per_instance"] = {
+        n: float(np.median([r["inference_ms_per_instance"] for r in runs]))
+        for n, runs in per_method.items()
+    }
+    sup = [out["rel_l2_f"][f"supervised_N{n}"]["mean"] for n in config.labels]
+    ours = out["rel_l2_f"]["pi_dion"]["mean"]
+    n_match, where = labels_to_match(list(config.labels), sup, ours)
+    out["labels_to_match"], out["labels_to_match_where"] = n_match, where
+    out["pass_condition"] = f"labels_to_match >= {PASS_LABELS} (or above the label grid)"
+    out["effect_reproduced"] = where == "above_grid" or (
+        n_match is not None and n_match >= PASS_LABELS
+    )
+    out["verdict"] = verdict(config, out)
+    return out
+
+
+def verdict(config: CompareConfig, out: dict) -> str:
+    err = {n: out["rel_l2_f"][n]["mean"] for n in ("pi_dion", "tikhonov", "bayes")}
+    where, n_match = out["labels_to_match_where"], out["labels_to_match"]
+    if where == "matched":
+        match = f"a supervised DeepONet matches it with ~{n_match:.0f} labels"
+    elif where == "below_grid":
+        match = f"a supervised DeepONet with {config.labels[0]} labels is already better"
+    else:
+        match = f"no supervised DeepONet up to {config.labels[-1]} labels matches it"
+    text = (
+        f"PI-DION (no labels) f error {err['pi_dion']:.3f} = "
+        f"{err['pi_dion'] / err['tikhonov']:.2f}× Tikhonov, {err['pi_dion'] / err['bayes']:.2f}× "
+        f"the Bayes floor; {match}. Effect "
+        + ("reproduced" if out["effect_reproduced"] else "NOT reproduced")
+        + f" (pass: {out['pass_condition']})."
+    )
+    if "rel_l2_f_outside" in out:
+        text += (
+            " Sensors cover only part of Ω: f outside the sensors' hull is not determined by the "
+            "data, no stability estimate holds there (errors reported apart)."
+        )
+    return text
+
+
+def headline(results: dict) -> str:
+    """One line for the demo and the docs."""
+    return results["verdict"]
+
+
+def run_compare(
+    config: CompareConfig, seed: int, execution: Execution | None = None, on_done=None
+) -> tuple[dict, Outcome]:
+    outcome = run_tasks(tasks(config, seed), execution, command=COMMAND, on_done=on_done)
+    results = summarise(config, outcome.results)
+    p = config.problem
+    x = problem.sensor_points(p)
+    results["identifiable_fraction"] = 1.0 if p.sensors == "full" else float(x.max() - x.min())
+    results["problem"] = {"pde": p.pde, "c": p.c, "noise": p.noise, "sensors": p.sensors,
+                          "nu": p.nu, "ell": p.ell, "n_train": config.n_train,
+                          "n_test": config.n_test, "steps": config.train.steps}  # fmt: skip
+    return results, outcome
+
+
+def quick(config: CompareConfig) -> CompareConfig:
+    return replace(QUICK, problem=config.problem)

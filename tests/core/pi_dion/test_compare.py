@@ -1,0 +1,86 @@
+"""The compare study: matching rule, intervals, the Bayes-floor check, backends agree."""
+
+import inspect
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from iclr25.core.pi_dion import compare, train
+from iclr25.core.pi_dion.problem import Problem
+from iclr25.errors import RunFailure
+from iclr25.parallel import Execution
+
+TINY = compare.CompareConfig(
+    Problem(), n_train=20, n_test=6, seeds=3, labels=(5, 10),
+    train=train.TrainConfig(steps=3, batch=10, collocation=16, width=8, basis=4),
+)  # fmt: skip
+
+
+def test_labels_to_match_log_interpolates():
+    # errors 0.4 at N=10 and 0.1 at N=100: 0.2 is half-way in log error → N = 10^1.5
+    n, where = compare.labels_to_match([10, 100], [0.4, 0.1], 0.2)
+    assert where == "matched" and n == pytest.approx(10**1.5)
+    assert compare.labels_to_match([10, 100], [0.1, 0.05], 0.2) == (None, "below_grid")
+    assert compare.labels_to_match([10, 100], [0.5, 0.3], 0.2) == (None, "above_grid")
+
+
+def test_t_interval_by_hand():
+    mean, low, high = compare.t_interval([1.0, 2.0, 3.0])
+    # sd = 1, t_{0.975, 2} = 4.302653
+    assert mean == 2.0 and high - mean == pytest.approx(4.302653 / np.sqrt(3), rel=1e-6)
+
+
+def test_a_method_below_the_bayes_floor_is_a_failure():
+    base = {"rel_l2_f": 0.1, "rel_l2_u": 0.01, "sq_norm_f": 1.0, "inference_ms_per_instance": 1}
+    good = {**base, "sq_err_f": list(np.linspace(1.0, 2.0, 50))}
+    bad = {**base, "sq_err_f": list(np.linspace(0.1, 0.2, 50))}
+    cfg = replace(TINY, labels=(5,))
+    names = compare.methods(cfg)  # pi_dion, supervised_N5, tikhonov, bayes
+    ok = [good] * len(names) * cfg.seeds
+    compare.summarise(cfg, ok)
+    broken = [bad if n == "tikhonov" else good for n in names] * cfg.seeds
+    with pytest.raises(RunFailure, match="Bayes"):
+        compare.summarise(cfg, broken)
+
+
+def test_pi_dion_training_never_receives_f():
+    params = list(inspect.signature(train.train_pi_dion).parameters)
+    assert params == ["d", "sensors", "c", "cfg", "seed", "progress"]
+
+
+def test_same_results_in_process_and_with_two_workers(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    a, _ = compare.run_compare(TINY, 11, Execution(cache=False))
+    b, _ = compare.run_compare(TINY, 11, Execution(workers=2, cache=False))
+    a.pop("inference_ms_per_instance"), b.pop("inference_ms_per_instance")
+    assert a == b
+    assert a["rel_l2_f"]["bayes"]["mean"] <= a["rel_l2_f"]["tikhonov"]["mean"] + 0.05
+    assert set(a["rel_l2_f"]) == {"pi_dion", "supervised_N5", "supervised_N10", "tikhonov", "bayes"}
+
+
+def test_subdomain_sensors_report_outside_errors():
+    cfg = replace(TINY, problem=Problem(sensors="subdomain:0,0.5"), labels=(5,))
+    res, _ = compare.run_compare(cfg, 2, Execution(cache=False))
+    assert res["identifiable_fraction"] == pytest.approx(0.5 * 63 / 65, rel=1e-9)
+    outside = res["rel_l2_f_outside"]["bayes"]["mean"]
+    inside = res["rel_l2_f_inside"]["bayes"]["mean"]
+    assert outside > 3 * inside  # f beyond the sensors is not determined by the data
+    assert "no stability estimate" in res["verdict"]
+
+
+def test_verdict_names_the_pass_condition_and_multiples():
+    base = {"rel_l2_f": 0.1, "rel_l2_u": 0.01, "sq_norm_f": 1.0, "inference_ms_per_instance": 1}
+    cfg = replace(TINY, labels=(10, 100, 1000))
+    errs = {"pi_dion": 0.3, "supervised_N10": 0.6, "supervised_N100": 0.4,
+            "supervised_N1000": 0.2, "tikhonov": 0.2, "bayes": 0.1}  # fmt: skip
+    rows = [
+        {**base, "rel_l2_f": errs[n], "sq_err_f": list(np.linspace(1, 2, 9) * (1 + (n != "bayes")))}
+        for n in compare.methods(cfg)
+    ] * cfg.seeds
+    res = compare.summarise(cfg, rows)
+    # log-interpolation between N = 100 (0.4) and N = 1000 (0.2) at 0.3
+    expected = 10 ** (2 + (np.log(0.4) - np.log(0.3)) / (np.log(0.4) - np.log(0.2)))
+    assert res["labels_to_match"] == pytest.approx(expected)
+    assert res["effect_reproduced"] is True
+    assert "1.50× Tikhonov" in res["verdict"] and "3.00× the Bayes floor" in res["verdict"]
