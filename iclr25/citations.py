@@ -18,6 +18,7 @@ PAPERS: dict[str, tuple[str, ...]] = {
     "gpu-bench": ("spector2025thunderkittens",),
     "exicl": ("zhao2025exploratory", "malik2021inverse", "janner2022planning"),
     "mufu": ("lim2025mufu",),
+    "ph-dgn": ("heilig2025porthamiltonian",),
     "pi-dion": ("cho2025physicsinformed",),
     "pn-gail": ("liu2025pngail", "wu2019imperfect", "ho2016gail"),
 }

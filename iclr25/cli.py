@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "exicl",
     "gpu_bench",
     "mufu",
+    "ph_dgn",
     "pi_dion",
     "pn_gail",
     "info",

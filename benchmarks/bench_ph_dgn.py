@@ -1,0 +1,95 @@
+"""ph-dgn: one PH-DGN step, forward + backward, CSR aggregation against gather + index_add.
+
+The hot path of every PH-DGN forward is sparse aggregation: four products per step (A and
+Aᵀ for each half of ∇H), plus their backward. Ours: :class:`iclr25.core.ph_dgn.graphs.
+Aggregation` (CSR SpMM, custom backward on the cached transposed CSR). Peer: the same
+step with gather + ``index_add_`` (what a plain-torch message-passing layer does; PyG's
+``MessagePassing`` without torch-scatter reduces the same way). Graph: n nodes, a random
+undirected graph with mean degree 8 (4 random partners per node, both directions), width
+64, float32, one torch thread. Comparable only if outputs and input gradients agree to
+1e-5. Sizes: n = 10⁴ and 10⁵ (10⁴ only with ``--quick``).
+
+Not measured here: PyG ``MessagePassing`` (torch-geometric is not installed in this
+environment) and the CuPy fused kernel (not built; needs a CUDA device).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from benchmarks.harness import Report, Target
+from iclr25.core.ph_dgn.graphs import aggregate_index_add, aggregation
+from iclr25.core.ph_dgn.phdgn import PHDGN, PHDGNConfig
+
+NAME = "ph_dgn"
+TARGETS = {
+    "step_speedup_vs_index_add_1e4": Target(
+        ">=", 2.0, "issue 28 (prototype: 4–5× vs index_add in CPU time), n = 10⁴"
+    ),
+    "step_speedup_vs_index_add_1e5": Target(">=", 2.0, "issue 28, n = 10⁵"),
+    "step_speedup_vs_pyg": Target(">=", 2.0, "issue 28: ≥ 2× vs PyG MessagePassing on CPU"),
+}
+
+
+class IndexAddAggregation:
+    """The peer: A @ x by gather + index_add_, Aᵀ by swapping the edge direction."""
+
+    def __init__(self, edge_index, weight):
+        self.edge_index, self.weight = edge_index, weight
+
+    def __call__(self, x):
+        return aggregate_index_add(self.edge_index, x, self.weight)
+
+    def transposed(self):
+        return IndexAddAggregation(self.edge_index.flip(0), self.weight)
+
+
+def random_graph(n: int, partners: int = 4, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    src = torch.arange(n).repeat_interleave(partners)
+    dst = torch.randint(0, n, (n * partners,), generator=g)
+    return torch.cat([torch.stack([src, dst]), torch.stack([dst, src])], 1)  # (2, 2·n·k)
+
+
+def _step_fn(model, x_p, x_q, aggs):
+    def run():
+        p, q = x_p.clone().requires_grad_(True), x_q.clone().requires_grad_(True)
+        p2, q2 = model.step(p, q, aggs, 0.0)
+        (p2.sum() + q2.square().sum()).backward()
+        return p2.detach(), q2.detach(), p.grad, q.grad
+
+    return run
+
+
+def bench_size(report: Report, n: int) -> None:
+    torch.manual_seed(0)
+    edges = random_graph(n)
+    agg = aggregation(edges, n, "sum")
+    peer = IndexAddAggregation(torch.stack([agg.cols, agg.rows]), agg.weight)
+    model = PHDGN(PHDGNConfig(1, 1, 64, 1, 0.1))
+    x_p, x_q = torch.randn(n, 64), torch.randn(n, 64)
+    ours_fn, peer_fn = (
+        _step_fn(model, x_p, x_q, (agg, agg)),
+        _step_fn(model, x_p, x_q, (peer, peer)),
+    )
+    same = all(
+        torch.allclose(a, b, rtol=1e-5, atol=1e-5)
+        for a, b in zip(ours_fn(), peer_fn(), strict=True)
+    )
+    timed = report.time(f"step_n{n}", {"ours": ours_fn, "peer": peer_fn}, statistic="cpu_median_s")
+    ratio = timed.ratio("peer", "ours")
+    report.figure(f"n{n}_ms", {s: timed.seconds(s) * 1e3 for s in ("ours", "peer")})
+    report.figure(f"n{n}_equal_1e-5", same)
+    label = "1e4" if n == 10_000 else "1e5"
+    report.check(f"step_speedup_vs_index_add_{label}", ratio, comparable=same)
+
+
+def run(report: Report) -> None:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for n in (10_000,) if report.quick else (10_000, 100_000):
+            bench_size(report, n)
+    finally:
+        torch.set_num_threads(before)
+    report.check("step_speedup_vs_pyg", None, note="torch-geometric is not installed here")

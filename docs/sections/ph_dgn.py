@@ -1,0 +1,142 @@
+"""Measured sections of docs/ph-dgn.md (`<!-- generated: ph_dgn.<name> -->`).
+
+- ``energy``: experiments/results/ph-dgn-energy.json (conservation and symplecticity);
+- ``sensitivity``: experiments/results/ph-dgn-sensitivity.json (gradients at initialisation);
+- ``official``: experiments/results/ph-dgn-transfer-official.json (the paper's data);
+- ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict);
+- ``transfer_d10``: experiments/results/ph-dgn-transfer-d10.json (distance 10, default budget).
+"""
+
+from __future__ import annotations
+
+from docs.sections import md_table, num
+
+ENERGY = "experiments/results/ph-dgn-energy.json"
+TRANSFER = "experiments/results/ph-dgn-transfer.json"
+SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
+OFFICIAL = "experiments/results/ph-dgn-transfer-official.json"
+TRANSFER_D10 = "experiments/results/ph-dgn-transfer-d10.json"
+
+
+def render_official(sources) -> str:
+    doc = sources.load(OFFICIAL)["document"]
+    res, cfg = doc["results"], doc["config"]
+    rows = [
+        [c["model"], c["distance"], num(c["mean_mse"]),
+         f"{num(c['ci95'][0])} – {num(c['ci95'][1])}", num(c["identity_mse"])]
+        for c in res["cells"]
+    ]  # fmt: skip
+    headers = ["model", "distance", "test MSE (all nodes)", "95 % CI", "identity y = x"]
+    graphs = "/".join(str(g) for g in cfg["graphs"])
+    checks = ", ".join(f"{k} = {v}" for k, v in res["checks"].items())
+    return "\n".join(
+        [
+            f"{res['task']}, {res['seeds']} seeds, {graphs} graphs, {cfg['epochs']} epochs:",
+            "",
+            md_table(rows, headers),
+            "",
+            f"{res['verdict']}; {checks}.",
+        ]
+    )
+
+
+def render_sensitivity(sources) -> str:
+    res = sources.load(SENSITIVITY)["document"]["results"]
+    dists = [str(d) for d in res["distances"]]
+    rows = [
+        [m, *[num(row[d]) if row[d] is not None else "exactly 0" for d in dists],
+         num(res["log10_slope"][m]) if res["log10_slope"][m] is not None else "–"]
+        for m, row in res["log10_sensitivity"].items()
+    ]  # fmt: skip
+    headers = ["model", *[f"distance {d}" for d in dists], "slope (decades per node)"]
+    return f"Mean over {res['seeds']} seeds of log10 S:\n\n" + md_table(rows, headers)
+
+
+def render_energy(sources) -> str:
+    res = sources.load(ENERGY)["document"]["results"]
+    errs = res["rel_energy_error"]
+    rows = [[name, *[num(v) for v in errs[name].values()]] for name in ("symplectic", "explicit")]
+    headers = ["integrator", *[f"relative energy error at step {k}" for k in errs["symplectic"]]]
+    return "\n".join(
+        [
+            f"{res['graph']} ({res['n_nodes']} nodes), width {res['width']}, ε = {res['eps']}, "
+            f"{res['steps']} steps, float64:",
+            "",
+            md_table(rows, headers),
+            "",
+            f"Drift ratio (symplectic) {num(res['drift_ratio_symplectic'])}, growth ratio "
+            f"(explicit) {num(res['growth_ratio_explicit'])}; one step: max |JᵀΩJ − Ω| "
+            f"{num(res['symplecticity_residual'])} and log |det J| {num(res['log_abs_det'])} "
+            f"(explicit Euler: {num(res['explicit_symplecticity_residual'])} and "
+            f"{num(res['explicit_log_abs_det'])}). **conserved: {res['conserved']}**. "
+            f"PH-DGN with D = param+: ΔH/H₀ = {num(res['damped_rel_energy_change'])} over the "
+            f"run, non-increasing: {res['energy_nonincreasing']}.",
+        ]
+    )
+
+
+def render_transfer(sources, path: str = TRANSFER) -> str:
+    doc = sources.load(path)["document"]
+    res, cfg = doc["results"], doc["config"]
+    rows = [
+        [
+            c["model"],
+            c["distance"],
+            c["hops"],
+            num(c["mean_mse"]),
+            f"{num(c['ci95'][0])} – {num(c['ci95'][1])}",
+            num(c["mean_mse"] / res["chance_mse"][str(c["distance"])]),
+            c["params"],
+            c["aggregations_per_forward"],
+        ]
+        for c in res["cells"]
+    ]
+    headers = [
+        "model",
+        "distance",
+        "hops",
+        "test MSE",
+        "95 % CI",
+        "÷ chance",
+        "params",
+        "A·x per forward",
+    ]
+    graphs = "/".join(str(g) for g in cfg["graphs"])
+    chance = res["chance_mse"].items()
+    return "\n".join(
+        [
+            f"{res['task']}, {res['seeds']} seeds, {graphs} train/val/test graphs, "
+            f"{cfg['epochs']} epochs, width {cfg['width']}:",
+            "",
+            md_table(rows, headers),
+            "",
+            _per_seed(res),
+            "Chance MSE: " + ", ".join(f"distance {d}: {num(v)}" for d, v in chance) + ".",
+            f"**Verdict: {res['verdict']}**; checks: "
+            + ", ".join(f"{k} = {v}" for k, v in res["checks"].items())
+            + ".",
+        ]
+    )
+
+
+def _per_seed(res: dict) -> str:
+    far = max(c["distance"] for c in res["cells"])
+    parts = [
+        f"{c['model']} " + ", ".join(num(v) for v in c["test_mse"])
+        for c in res["cells"]
+        if c["distance"] == far and c["model"].startswith("phdgn")
+    ]
+    return f"Per-seed test MSE at distance {far}: " + "; ".join(parts) + "."
+
+
+def render_transfer_d10(sources) -> str:
+    return render_transfer(sources, TRANSFER_D10)
+
+
+SECTIONS = {
+    "energy": render_energy,
+    "sensitivity": render_sensitivity,
+    "official": render_official,
+    "transfer": render_transfer,
+    "transfer_d10": render_transfer_d10,
+}

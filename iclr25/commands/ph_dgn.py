@@ -1,0 +1,295 @@
+"""`iclr25 ph-dgn`: port-Hamiltonian deep graph networks (Heilig et al., ICLR 2025).
+
+Thin commands over :mod:`iclr25.core.ph_dgn`: ``energy`` (does the PH-DGN_C step conserve
+its Hamiltonian, and is it symplectic?), ``sensitivity`` (source-to-target gradients at
+initialisation), ``transfer`` (the long-range ``copy`` task against GCN, GIN, A-DGN,
+GraphCON and a node-wise MLP, with pass conditions fixed in code; or the paper's data) and
+``generate`` (the transfer data as NPZ).
+"""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from iclr25.demo import DemoStep
+from iclr25.parallel_options import NoCacheOpt, SchedulerOpt, WorkersOpt
+from iclr25.runner import Run, command, require
+
+NAME = "ph-dgn"
+HELP = "Port-Hamiltonian graph networks: energy conservation and long-range transfer."
+app = typer.Typer(no_args_is_help=True, help=HELP)
+
+ALL_MODELS = "phdgn-c,phdgn,gcn,gin,adgn,graphcon,mlp"
+QUICK = {"distances": (3, 5), "graphs": (100, 50, 50), "epochs": 60, "seeds": 2}
+
+ENERGY_KEYS = (
+    "graph, n_nodes, n_edges, steps, eps, width, rel_energy_error {symplectic, explicit} "
+    "(at K/100, K/10, K), drift_ratio_symplectic, growth_ratio_explicit, explicit_diverged, "
+    "symplecticity_residual, log_abs_det, explicit_symplecticity_residual, "
+    "explicit_log_abs_det, conserved, pass_conditions, damped_rel_energy_change, "
+    "damped_max_rise, energy_nonincreasing"
+)
+TRANSFER_KEYS = (
+    "task, cells [model, distance, hops, test_mse (per seed), mean_mse, ci95, val_mse, "
+    "params, steps, aggregations_per_forward, identity_mse (official)], "
+    "chance_mse {distance: mse}, seeds, pass_conditions, verdict, checks, headline"
+)
+
+
+def _ints(text: str, option: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        values = ()
+    require(bool(values), f"{option} {text!r} is not a list of integers", f"e.g. {option} 3,5,10")
+    return values
+
+
+@command(app, "energy", epilog=f"JSON results: {ENERGY_KEYS}.")
+def energy(
+    graph: Annotated[
+        Path | None,
+        typer.Option("--graph", help="Edge list CSV (header src,dst); else --topology."),
+    ] = None,
+    undirected: Annotated[
+        bool, typer.Option("--undirected", help="Add the reverse of every --graph edge.")
+    ] = False,
+    topology: Annotated[
+        str, typer.Option("--topology", help="line, ring or crossed-ring.")
+    ] = "ring",
+    distance: Annotated[
+        int, typer.Option("--distance", help="Topology size (ring: 2·distance nodes).")
+    ] = 6,
+    steps: Annotated[int, typer.Option("--steps", help="K steps of each integrator.")] = 1000,
+    eps: Annotated[float, typer.Option("--eps", help="Step size ε.")] = 0.1,
+    width: Annotated[int, typer.Option("--width", help="d: size of p and of q per node.")] = 4,
+    aggregation: Annotated[str, typer.Option("--aggregation", help="sum or gcn.")] = "sum",
+    *,
+    run: Run,
+) -> None:
+    """H along symplectic vs explicit Euler (float64), symplecticity of one step, dissipation."""
+    from iclr25.core.ph_dgn.energy import EnergyConfig, run_energy
+    from iclr25.core.ph_dgn.graphs import AGGREGATIONS
+    from iclr25.core.ph_dgn.graphs import topology as make_topology
+
+    require(aggregation in AGGREGATIONS, f"unknown --aggregation {aggregation!r}", "use sum or gcn")
+    if graph is not None:
+        from iclr25.core.ph_dgn.edges_io import read_edges
+
+        edge_index, n, _ = read_edges(graph, undirected)
+        label = f"{graph.name} ({n} nodes)"
+    else:
+        edge_index, n, _, _ = make_topology(topology, distance)
+        label = f"{topology}, distance {distance}"
+    cfg = EnergyConfig(edge_index, n, label, steps, eps, width, aggregation, run.seed)
+    with run.timer("energy_s"):
+        results = run_energy(cfg)
+    if not results["conserved"]:
+        run.warn("the conservation conditions did not all hold: try a smaller --eps")
+    config = {
+        "graph": label,
+        "steps": steps,
+        "eps": eps,
+        "width": width,
+        "aggregation": aggregation,
+    }
+    run.finish(results, config, _render_energy)
+
+
+def _render_energy(console, results) -> None:
+    from iclr25.output import rows_table
+
+    errs = results["rel_energy_error"]
+    rows = [
+        {"integrator": name, **{f"|ΔH|/H₀ @ {k}": v for k, v in errs[name].items()}}
+        for name in ("symplectic", "explicit")
+    ]
+    console.print(
+        rows_table(rows, title=f"PH-DGN_C energy, {results['graph']}, ε={results['eps']}")
+    )
+    console.print(
+        f"drift ratio (symplectic) {results['drift_ratio_symplectic']:.3g}; growth (explicit) "
+        f"{results['growth_ratio_explicit']}; max|JᵀΩJ−Ω| {results['symplecticity_residual']:.1e}; "
+        f"log|det J| {results['log_abs_det']:.1e} → conserved: {results['conserved']}; "
+        f"damped (param+, α=1): ΔH/H₀ {results['damped_rel_energy_change']}, "
+        f"non-increasing: {results['energy_nonincreasing']}",
+        markup=False,
+    )
+
+
+@command(app, "transfer", epilog=f"JSON results: {TRANSFER_KEYS}.")
+def transfer(
+    topology: Annotated[
+        str, typer.Option("--topology", help="line, ring or crossed-ring.")
+    ] = "line",
+    distances: Annotated[
+        str, typer.Option("--distances", help="Comma-separated distances.")
+    ] = "3,5,10",
+    models: Annotated[str, typer.Option("--models", help=f"Some of: {ALL_MODELS}.")] = ALL_MODELS,
+    variant: Annotated[
+        str,
+        typer.Option(
+            "--variant",
+            help="copy, or official (the paper's data: constant target label, MSE over all nodes).",
+        ),
+    ] = "copy",
+    width: Annotated[int, typer.Option("--width", help="Hidden width d of every model.")] = 16,
+    depth: Annotated[
+        int | None, typer.Option("--depth", help="L layers/steps (default: distance).")
+    ] = None,
+    eps: Annotated[float, typer.Option("--eps", help="ε of PH-DGN, A-DGN, GraphCON.")] = 0.2,
+    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
+    epochs: Annotated[int, typer.Option("--epochs", help="Full-batch epochs.")] = 300,
+    graphs: Annotated[
+        str, typer.Option("--graphs", help="Train,val,test graph counts.")
+    ] = "500,100,100",
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds (≥ 3 for a verdict).")] = 3,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Distances 3,5, 2 seeds, small: no verdict.")
+    ] = False,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
+    *,
+    run: Run,
+) -> None:
+    """The copy task: carry the source's value to the target; MSE at the target vs chance."""
+    from iclr25 import parallel_options
+    from iclr25.core.ph_dgn.transfer import TransferConfig, headline, summarise, tasks
+    from iclr25.parallel import run_tasks
+
+    counts = _ints(graphs, "--graphs")
+    require(
+        len(counts) == 3, f"--graphs {graphs!r} needs three counts", "e.g. --graphs 500,100,100"
+    )
+    sizes = QUICK if quick else {"distances": _ints(distances, "--distances"), "graphs": counts}
+    names = tuple(m.strip() for m in models.split(",") if m.strip())
+    cfg = TransferConfig(
+        topology, variant, models=names, width=width, depth=depth, eps=eps, lr=lr,
+        **{"epochs": epochs, "seeds": seeds, **sizes}, quick=quick,
+    )  # fmt: skip
+    task_list = tasks(cfg, run.seed)
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    with (
+        run.progress("model × distance × seed", total=len(task_list)) as advance,
+        run.timer("train_s"),
+    ):
+        outcome = run_tasks(task_list, execution, command="ph-dgn transfer", on_done=advance)
+    parallel_options.report(run, outcome)
+    results = summarise(cfg, task_list, outcome.results)
+    results["headline"] = headline(results)
+    if quick:
+        run.warn("quick: no verdict (2 seeds, distances 3 and 5, 100 training graphs, 60 epochs)")
+    run.finish(results, cfg, _render_transfer)
+
+
+SENSITIVITY_KEYS = "log10_sensitivity {model: {distance: value}}, log10_slope, distances, seeds"
+
+
+@command(app, "sensitivity", epilog=f"JSON results: {SENSITIVITY_KEYS}.")
+def sensitivity(
+    distances: Annotated[str, typer.Option("--distances", help="Line lengths.")] = "3,5,10,20,50",
+    models: Annotated[str, typer.Option("--models", help=f"Some of: {ALL_MODELS}.")] = ALL_MODELS,
+    width: Annotated[int, typer.Option("--width", help="Hidden width d.")] = 16,
+    eps: Annotated[float, typer.Option("--eps", help="ε of the ODE-based models.")] = 0.2,
+    seeds: Annotated[int, typer.Option("--seeds", help="Initialisations per cell.")] = 3,
+    *,
+    run: Run,
+) -> None:
+    """‖∂h_target/∂x_source‖ at initialisation vs distance, per model (log10)."""
+    from iclr25.core.ph_dgn.sensitivity import SensitivityConfig, run_sensitivity
+
+    names = tuple(m.strip() for m in models.split(",") if m.strip())
+    cfg = SensitivityConfig(_ints(distances, "--distances"), names, width, eps, seeds)
+    total = len(names) * len(cfg.distances) * seeds
+    with run.progress("model × distance × seed", total=total) as advance, run.timer("grad_s"):
+        results = run_sensitivity(cfg, run.seed, advance)
+    run.finish(results, cfg, _render_sensitivity)
+
+
+def _render_sensitivity(console, results) -> None:
+    from iclr25.output import rows_table
+
+    rows = [
+        {"model": m, **{f"d={d}": v for d, v in row.items()}, "slope": results["log10_slope"][m]}
+        for m, row in results["log10_sensitivity"].items()
+    ]
+    console.print(rows_table(rows, title="log10 ‖∂h_target/∂x_source‖ at initialisation"))
+
+
+@command(app, "generate", epilog="JSON results: files, variant, topology, distance, graphs.")
+def generate(
+    variant: Annotated[str, typer.Option("--variant", help="copy or official.")] = "copy",
+    topology: Annotated[
+        str, typer.Option("--topology", help="line, ring or crossed-ring.")
+    ] = "line",
+    distance: Annotated[int, typer.Option("--distance", help="Transfer distance.")] = 10,
+    graphs: Annotated[
+        str, typer.Option("--graphs", help="Train,val,test graph counts.")
+    ] = "500,100,100",
+    *,
+    run: Run,
+) -> None:
+    """Write the transfer data sets as NPZ (train/val/test) into the --out run directory."""
+    import io
+
+    import numpy as np
+
+    from iclr25 import atomic
+    from iclr25.core.ph_dgn.transfer_data import VARIANTS, make_data, to_arrays
+    from iclr25.parallel import derive_seed
+
+    require(run.wants_artifacts, "generate needs --out DIR", "pass --out DIR for the NPZ files")
+    require(variant in VARIANTS, f"unknown --variant {variant!r}", "use copy or official")
+    counts = _ints(graphs, "--graphs")
+    require(len(counts) == 3 and min(counts) > 0, f"--graphs {graphs!r}", "e.g. 500,100,100")
+    base = derive_seed(run.seed, "data", topology, distance, 0) % 2**62  # as transfer seed 0
+    files = []
+    for i, (split, size) in enumerate(zip(("train", "val", "test"), counts, strict=True)):
+        arrays = to_arrays(make_data(variant, topology, distance, size, base + i), size)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        atomic.write_bytes(run.artifact_path(f"{split}.npz"), buffer.getvalue())
+        files.append(f"{split}.npz")
+    results = {"files": files, "variant": variant, "topology": topology, "distance": distance}
+    run.finish({**results, "graphs": list(counts)})
+
+
+def _render_transfer(console, results) -> None:
+    from iclr25.output import rows_table
+
+    rows = [
+        {
+            "model": c["model"],
+            "distance": c["distance"],
+            "hops": c["hops"],
+            "mean MSE": c["mean_mse"],
+            "± 95%": (c["ci95"][1] - c["ci95"][0]) / 2,
+            "/chance": c["mean_mse"] / results["chance_mse"][str(c["distance"])],
+            "params": c["params"],
+            "A·x/fwd": c["aggregations_per_forward"],
+            **({"identity": c["identity_mse"]} if "identity_mse" in c else {}),
+        }
+        for c in results["cells"]
+    ]
+    console.print(rows_table(rows, title=f"graph transfer ({results['task']}), test MSE"))
+    console.print(f"verdict: {results['verdict']}", markup=False)
+
+
+DEMO = (
+    DemoStep(
+        "ph-dgn energy",
+        ("ph-dgn", "energy", "--steps", "300"),
+        lambda doc: (
+            f"symplectic drift ratio {doc['results']['drift_ratio_symplectic']:.2f} vs explicit "
+            f"growth {doc['results']['growth_ratio_explicit'] or float('inf'):.3g}; "
+            f"conserved: {doc['results']['conserved']}"
+        ),
+    ),
+    DemoStep(
+        "ph-dgn transfer",
+        ("ph-dgn", "transfer", "--quick"),
+        lambda doc: doc["results"]["headline"],
+    ),
+)

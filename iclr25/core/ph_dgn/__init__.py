@@ -1,0 +1,7 @@
+"""Port-Hamiltonian deep graph networks (Heilig et al., ICLR 2025) and their baselines.
+
+``graphs``: edge lists, sparse aggregation, transfer topologies; ``phdgn``: PH-DGN_C and
+PH-DGN; ``baselines``: GCN, GIN, A-DGN, GraphCON and the node-wise MLP control;
+``energy``: energy conservation and symplecticity of the step; ``transfer``: the
+long-range copy task with its pass conditions.
+"""

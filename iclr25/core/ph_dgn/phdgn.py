@@ -1,0 +1,167 @@
+"""PH-DGN_C and PH-DGN (Heilig, Gravina, Trenta, Gallicchio, Bacciu, ICLR 2025, §2).
+
+Symbols (code name -> paper):
+  p, q          -> momentum p and position q of every node, each (n, d); x_u = (p_u, q_u)
+  w_p, v_p, b_p -> W, V, b of the p half (the official code's W, V are block-diagonal
+                   between p and q, so H(p, q) = H_p(p) + H_q(q) is separable)
+  agg           -> Φ: the neighbourhood sum Φ_u(x) = Σ_{v∈N(u)} V x_v (A @ x V'), `sum`
+                   or `gcn`-normalised, chosen per half
+  hamiltonian   -> H(x) = Σ_u 1ᵀ σ̃(W x_u + Φ_u(x) + b), σ̃ = log cosh (σ = tanh)
+  grad_h        -> ∇_x H = σ(Z) W + Aᵀ σ(Z) V (row-vector form, Z = x Wᵀ + A x Vᵀ + b):
+                   the second sum runs over *out*-neighbours, through the transposed
+                   aggregation. The official code reuses the forward edge list, which is
+                   exact only on undirected graphs; here it is exact on directed ones.
+  eps, steps    -> ε = T / L and L; weights are shared over the L steps
+  alpha, beta   -> α, β: scale of dampening D(q) and forcing F(q, t)
+
+One step (symplectic Euler, then the port terms; α = β = 0 gives PH-DGN_C):
+  1. q_{ℓ+1} = q_ℓ + ε ∇_p H(p_ℓ)
+  2. p_{ℓ+1} = p_ℓ − ε ∇_q H(q_{ℓ+1})
+  3. p_{ℓ+1} ← p_{ℓ+1} − ε α D(q_{ℓ+1}) ⊙ ∇_p H(p_ℓ) + ε β F(q_{ℓ+1}, t = ε ℓ)
+Each half-step is a shear, so the step map has Jacobian determinant 1 and is symplectic.
+
+Dampening D built here: ``param`` (a learned vector, Kaiming-normal initialised, may be
+negative) and ``param+`` (its ReLU). Forcing F: ``dgn-tanh`` = tanh(A [q, t] W_F). The
+official ``MLP4ReLU``/``DGNReLU`` dampening and ``MLP4Sin`` forcing are not built yet.
+Choices where the paper is silent: the encoder is one linear map to 2d features split
+into (p, q) (the official ``double_dim = False``); the readout is linear on p, q or both.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from iclr25.core.ph_dgn.graphs import Aggregation
+from iclr25.errors import UsageError
+
+DAMPENING = ("none", "param", "param+")
+FORCING = ("none", "dgn-tanh")
+READOUTS = ("p", "q", "pq")
+
+
+def log_cosh(z: torch.Tensor) -> torch.Tensor:
+    """σ̃(z) = log cosh z, computed without overflow: |z| + log1p(e^{−2|z|}) − log 2."""
+    a = z.abs()
+    return a + torch.log1p(torch.exp(-2.0 * a)) - math.log(2.0)
+
+
+class HamiltonianHalf(nn.Module):
+    """H_s(s) = Σ_u 1ᵀ log cosh(W s_u + Σ_{v∈N(u)} V s_v + b) for one half s ∈ {p, q}."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.w = nn.Linear(d, d, bias=True)  # W, b
+        self.v = nn.Linear(d, d, bias=False)  # V
+
+    def pre_activation(self, s: torch.Tensor, agg: Aggregation) -> torch.Tensor:
+        return self.w(s) + agg(self.v(s))  # (n, d): Z = s Wᵀ + b + A s Vᵀ
+
+    def energy(self, s: torch.Tensor, agg: Aggregation) -> torch.Tensor:
+        return log_cosh(self.pre_activation(s, agg)).sum()
+
+    def grad(self, s: torch.Tensor, agg: Aggregation) -> torch.Tensor:
+        """∇_s H_s = σ(Z) W + Aᵀ σ(Z) V  (n, d); the message-passing form of the gradient."""
+        sig = torch.tanh(self.pre_activation(s, agg))  # (n, d)
+        return sig @ self.w.weight + agg.transposed()(sig @ self.v.weight)
+
+
+@dataclass(frozen=True)
+class PHDGNConfig:
+    in_dim: int
+    out_dim: int
+    width: int = 16  # d: size of p and of q (state 2d per node)
+    steps: int = 10  # L; ε = T / L
+    eps: float = 0.2  # ε (the official grid: 0.5 … 1e-4)
+    p_agg: str = "sum"  # Φ for the p half: sum or gcn
+    q_agg: str = "sum"
+    readout: str = "pq"  # p, q or pq
+    alpha: float = 0.0  # α: 0 = no dampening (PH-DGN_C)
+    beta: float = 0.0  # β: 0 = no forcing
+    dampening: str = "none"  # none, param, param+
+    forcing: str = "none"  # none, dgn-tanh
+
+    def __post_init__(self) -> None:
+        if self.eps <= 0:
+            raise UsageError(f"ε = {self.eps} must be positive", "pass --eps > 0, e.g. 0.2")
+        if self.steps < 1:
+            raise UsageError(f"{self.steps} steps", "pass --steps ≥ 1")
+        for name, value, allowed in (
+            ("dampening", self.dampening, DAMPENING),
+            ("forcing", self.forcing, FORCING),
+            ("readout", self.readout, READOUTS),
+        ):
+            if value not in allowed:
+                raise UsageError(f"unknown {name} {value!r}", f"use one of: {', '.join(allowed)}")
+
+
+class PHDGN(nn.Module):
+    """Encoder → L shared port-Hamiltonian steps → linear readout (node level)."""
+
+    def __init__(self, cfg: PHDGNConfig):
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.width
+        self.encoder = nn.Linear(cfg.in_dim, 2 * d)
+        self.h_p, self.h_q = HamiltonianHalf(d), HamiltonianHalf(d)
+        if cfg.dampening != "none":
+            self.damp = nn.Parameter(torch.empty(d))
+            nn.init.normal_(self.damp, std=math.sqrt(2.0 / d))  # Kaiming normal, fan-in d
+        if cfg.forcing != "none":
+            self.force = nn.Linear(d + 1, d, bias=False)  # W_F on [q, t]
+        out_in = d * (2 if cfg.readout == "pq" else 1)
+        self.readout = nn.Linear(out_in, cfg.out_dim)
+
+    def dampening(self) -> torch.Tensor:
+        return torch.relu(self.damp) if self.cfg.dampening == "param+" else self.damp
+
+    def step(self, p, q, aggs: tuple[Aggregation, Aggregation], t: float):
+        """One step (module docstring, steps 1–3); p, q (n, d)."""
+        agg_p, agg_q = aggs
+        eps, cfg = self.cfg.eps, self.cfg
+        dh_dp = self.h_p.grad(p, agg_p)
+        q = q + eps * dh_dp
+        p = p - eps * self.h_q.grad(q, agg_q)
+        if cfg.alpha and cfg.dampening != "none":
+            p = p - eps * cfg.alpha * self.dampening() * dh_dp
+        if cfg.beta and cfg.forcing != "none":
+            time_col = torch.full((q.shape[0], 1), t, dtype=q.dtype)  # (n, 1)
+            p = p + eps * cfg.beta * torch.tanh(agg_q(self.force(torch.cat([q, time_col], 1))))
+        return p, q
+
+    def energy(self, p, q, aggs) -> torch.Tensor:
+        return self.h_p.energy(p, aggs[0]) + self.h_q.energy(q, aggs[1])
+
+    def encode(self, x: torch.Tensor):
+        pq = self.encoder(x)  # (n, 2d)
+        return pq[:, : self.cfg.width], pq[:, self.cfg.width :]
+
+    def halves(self, aggs: dict[str, Aggregation]) -> tuple[Aggregation, Aggregation]:
+        """(Φ for p, Φ for q) from the graph's aggregations keyed by mode."""
+        return aggs[self.cfg.p_agg], aggs[self.cfg.q_agg]
+
+    def hidden(self, x: torch.Tensor, aggs: dict[str, Aggregation]) -> torch.Tensor:
+        """The final state the readout sees: p, q or [p, q]  (n, d or 2d)."""
+        aggs = self.halves(aggs)
+        p, q = self.encode(x)
+        for ell in range(self.cfg.steps):
+            p, q = self.step(p, q, aggs, self.cfg.eps * ell)
+        return {"p": p, "q": q, "pq": torch.cat([p, q], 1)}[self.cfg.readout]
+
+    def forward(self, x: torch.Tensor, aggs: dict[str, Aggregation]) -> torch.Tensor:
+        return self.readout(self.hidden(x, aggs))  # (n, out_dim)
+
+    @property
+    def aggregations_per_step(self) -> int:
+        """Sparse products per step: 2 per ∇H half (A and Aᵀ), +1 for forcing."""
+        return 4 + (1 if self.cfg.beta and self.cfg.forcing != "none" else 0)
+
+
+def explicit_euler_step(model: PHDGN, p, q, aggs):
+    """x_{ℓ+1} = x_ℓ + ε J ∇H(x_ℓ): the non-symplectic comparison for the energy check."""
+    eps = model.cfg.eps
+    dh_dp, dh_dq = model.h_p.grad(p, aggs[0]), model.h_q.grad(q, aggs[1])
+    return p - eps * dh_dq, q + eps * dh_dp

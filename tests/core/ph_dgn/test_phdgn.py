@@ -1,0 +1,159 @@
+"""Reference tests for the PH-DGN step: ∇H, symplecticity, energy, aggregation paths."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from iclr25.core.ph_dgn.graphs import aggregate_index_add, aggregation, hops, topology
+from iclr25.core.ph_dgn.models import MODELS, ModelSpec, build, graph_aggregations
+from iclr25.core.ph_dgn.phdgn import PHDGN, PHDGNConfig, log_cosh
+
+torch.set_num_threads(1)
+
+
+def random_directed(n: int, e: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, n, (2, e), generator=g)  # (2, E), may repeat and self-loop
+
+
+def model64(width=3, seed=0, **kw) -> PHDGN:
+    torch.manual_seed(seed)
+    return PHDGN(PHDGNConfig(2, 1, width, steps=1, eps=0.1, **kw)).double()
+
+
+def step_map(model, aggs, n, d):
+    def f(x):  # x (n·2d,) in (q, p) order
+        q, p = x[: n * d].view(n, d), x[n * d :].view(n, d)
+        p2, q2 = model.step(p, q, aggs, 0.0)
+        return torch.cat([q2.reshape(-1), p2.reshape(-1)])
+
+    return f
+
+
+def omega(m: int) -> torch.Tensor:
+    eye, zero = torch.eye(m, dtype=torch.float64), torch.zeros(m, m, dtype=torch.float64)
+    return torch.cat([torch.cat([zero, eye], 1), torch.cat([-eye, zero], 1)], 0)
+
+
+@pytest.mark.parametrize("mode", ["sum", "gcn"])
+def test_aggregation_csr_equals_index_add_forward_and_backward(mode):
+    edges = random_directed(7, 20, 1)
+    agg = aggregation(edges, 7, mode, torch.float64)
+    x = torch.randn(7, 3, dtype=torch.float64, requires_grad=True)
+    ref_x = x.detach().clone().requires_grad_(True)
+    y = agg(x)
+    ref = aggregate_index_add(torch.stack([agg.cols, agg.rows]), ref_x, agg.weight)
+    torch.testing.assert_close(y, ref)
+    g = torch.randn(7, 3, dtype=torch.float64)
+    (y * g).sum().backward()
+    (ref * g).sum().backward()
+    torch.testing.assert_close(x.grad, ref_x.grad)
+    torch.testing.assert_close(agg.dense() @ x.detach(), y.detach())
+
+
+def test_gcn_normalisation_hand_computed():
+    # path 0-1-2 plus self-loops: degrees 2, 3, 2; Â[0, 1] = 1/√(2·3)
+    edges = topology("line", 3)[0]
+    a = aggregation(edges, 3, "gcn", torch.float64).dense()
+    assert a[0, 1].item() == pytest.approx(1 / math.sqrt(6))
+    assert a[1, 1].item() == pytest.approx(1 / 3)
+    assert a[0, 2].item() == 0.0
+
+
+@given(
+    st.integers(2, 6), st.integers(0, 14), st.integers(0, 10_000), st.sampled_from(["sum", "gcn"])
+)
+def test_grad_h_is_autograd_of_h_on_directed_graphs(n, e, seed, mode):
+    model = model64(seed=seed)
+    agg = aggregation(random_directed(n, e, seed), n, mode, torch.float64)
+    s = torch.randn(n, 3, dtype=torch.float64, requires_grad=True)
+    (auto,) = torch.autograd.grad(model.h_p.energy(s, agg), s)
+    torch.testing.assert_close(model.h_p.grad(s.detach(), agg), auto, rtol=1e-10, atol=1e-12)
+
+
+def test_grad_h_hand_computed_two_nodes():
+    # d = 1, edge 0 → 1, W = w, V = v, b = 0: Z_0 = w s_0, Z_1 = w s_1 + v s_0
+    # ∂H/∂s_0 = w tanh(Z_0) + v tanh(Z_1), ∂H/∂s_1 = w tanh(Z_1)
+    model = model64(width=1)
+    w, v = 0.7, -1.3
+    with torch.no_grad():
+        model.h_p.w.weight.fill_(w), model.h_p.w.bias.zero_(), model.h_p.v.weight.fill_(v)
+    agg = aggregation(torch.tensor([[0], [1]]), 2, "sum", torch.float64)
+    s = torch.tensor([[0.4], [-0.9]], dtype=torch.float64)
+    z0, z1 = w * 0.4, w * -0.9 + v * 0.4
+    expected = [w * math.tanh(z0) + v * math.tanh(z1), w * math.tanh(z1)]
+    assert model.h_p.grad(s, agg).flatten().tolist() == pytest.approx(expected, rel=1e-12)
+    h = math.log(math.cosh(z0)) + math.log(math.cosh(z1))
+    assert model.h_p.energy(s, agg).item() == pytest.approx(h, rel=1e-12)
+
+
+def test_log_cosh_is_stable():
+    z = torch.tensor([0.0, 1.0, -30.0, 800.0], dtype=torch.float64)
+    expected = [0.0, math.log(math.cosh(1.0)), 30 - math.log(2), 800 - math.log(2)]
+    assert log_cosh(z).tolist() == pytest.approx(expected, rel=1e-12)
+
+
+@given(st.integers(2, 5), st.integers(1, 12), st.integers(0, 10_000))
+def test_step_is_symplectic_with_unit_determinant_on_directed_graphs(n, e, seed):
+    d = 2
+    model = model64(width=d, seed=seed)
+    agg = aggregation(random_directed(n, e, seed), n, "sum", torch.float64)
+    x = torch.randn(2 * n * d, dtype=torch.float64)
+    jac = torch.autograd.functional.jacobian(step_map(model, (agg, agg), n, d), x)
+    om = omega(n * d)
+    assert (jac.T @ om @ jac - om).abs().max().item() < 1e-10
+    assert torch.linalg.slogdet(jac)[1].abs().item() < 1e-10
+
+
+def test_reusing_forward_aggregation_breaks_symplecticity():
+    # the official form (the same edge list for both sums) is not a gradient on a directed path
+    n, d = 4, 2
+    model = model64(width=d, seed=3)
+    agg = aggregation(torch.tensor([[0, 1, 2], [1, 2, 3]]), n, "sum", torch.float64)
+    agg.transposed = lambda: agg  # reuse A where Aᵀ belongs
+    x = torch.randn(2 * n * d, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        model.h_p.v.weight.mul_(3.0), model.h_q.v.weight.mul_(3.0)
+    jac = torch.autograd.functional.jacobian(step_map(model, (agg, agg), n, d), x)
+    om = omega(n * d)
+    assert (jac.T @ om @ jac - om).abs().max().item() > 1e-3
+
+
+def test_alpha_beta_zero_equals_conservative():
+    edges, n, _, _ = topology("ring", 4)
+    x = torch.randn(n, 2, dtype=torch.float64)
+    aggs = graph_aggregations(edges, n, torch.float64)
+    cons = model64(seed=5)
+    port = model64(seed=5, dampening="param+", forcing="dgn-tanh")
+    port.load_state_dict(cons.state_dict(), strict=False)
+    torch.testing.assert_close(cons(x, aggs), port(x, aggs), rtol=0, atol=0)
+    port2 = PHDGN(
+        PHDGNConfig(2, 1, 3, 1, 0.1, alpha=1.0, beta=1.0, dampening="param", forcing="dgn-tanh")
+    ).double()
+    port2.load_state_dict(port.state_dict(), strict=False)
+    assert not torch.allclose(cons(x, aggs), port2(x, aggs))
+
+
+def test_topologies_have_the_official_hop_counts():
+    for name, distance, expected in (("line", 10, 9), ("ring", 5, 5), ("crossed-ring", 5, 5)):
+        edges, n, s, t = topology(name, distance)
+        assert hops(edges, n, s, t) == expected
+    edges, n, _, _ = topology("line", 4)
+    assert n == 4 and edges.shape == (2, 6)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_model_maps_nodes_to_outputs_and_mlp_ignores_edges(name):
+    torch.manual_seed(0)
+    model = build(ModelSpec(name, 2, 1, width=4, steps=3))
+    edges, n, _, _ = topology("line", 5)
+    x = torch.randn(n, 2)
+    out = model(x, graph_aggregations(edges, n))
+    assert out.shape == (n, 1) and torch.isfinite(out).all()
+    cut = model(x, graph_aggregations(torch.zeros(2, 0, dtype=torch.long), n))
+    assert torch.equal(out, cut) == (name == "mlp")
