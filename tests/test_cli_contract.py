@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from iclr25 import __version__
 from iclr25.output import TOP_LEVEL_KEYS
@@ -156,12 +157,28 @@ def _start_long_run(console_command, out):
     )
 
 
-def _interrupt_after_start(console_command, tmp_path, sig, expected_code):
+def _wait_until_sigterm_is_handled(pid: int, limit_s: float = 120) -> None:
+    """Until the CLI has installed its SIGTERM handler (it does so when the command
+    starts, after every import), read from /proc on Linux; elsewhere a 3 s pause."""
     import time
 
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        time.sleep(3)
+        return
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        caught = [ln for ln in status.read_text().splitlines() if ln.startswith("SigCgt:")]
+        if caught and int(caught[0].split()[1], 16) & (1 << (15 - 1)):
+            time.sleep(0.5)  # inside the command's work, not at its first line
+            return
+        time.sleep(0.05)
+
+
+def _interrupt_after_start(console_command, tmp_path, sig, expected_code):
     out = tmp_path / "run"
     proc = _start_long_run(console_command, out)
-    time.sleep(3)  # long enough to be inside the command (not a timing assertion)
+    _wait_until_sigterm_is_handled(proc.pid)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
