@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "style_check",
     "carbon_report",
     "gpu_bench",
+    "diffusion_probe",
     "info",
     "cite",
     "demo",
