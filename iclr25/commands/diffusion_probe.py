@@ -183,6 +183,7 @@ def rhm(
     """
     from iclr25.core.diffusion_probe.controls import CONTROLS
     from iclr25.core.diffusion_probe.pipeline import (
+        FULL_DE,
         QUICK_DE,
         parse_levels,
         quick_config,
@@ -220,11 +221,7 @@ def rhm(
     )
     if quick:
         config = quick_config(config)
-    de_config = None
-    if not no_threshold:
-        from iclr25.core.diffusion_probe.density_evolution import DEConfig
-
-        de_config = QUICK_DE if quick else DEConfig(seeds=1)
+    de_config = None if no_threshold else (QUICK_DE if quick else FULL_DE)
     tasks = (1 if rules is not None else config.seeds) * len(config.depths)
     with run.progress("forward-backward runs", total=tasks) as advance:
         results, outcome = run_rhm(

@@ -93,12 +93,13 @@ def root_agreement(spec: RHMSpec, noise: str, level: float, depth: int, populati
 def threshold(
     spec: RHMSpec,
     noise: str,
-    config: DEConfig = DEConfig(),
+    config: DEConfig | None = None,
     seed: int = 0,
     on_step: Callable[[], None] | None = None,
 ) -> dict:
     """Bisection per DE seed: ``threshold`` (mean, or None when the overlap is lost
     everywhere or nowhere in (0, 1)), ``threshold_spread`` (sd over seeds), ``per_seed``."""
+    config = config or DEConfig()
     per_seed = []
     for j in range(config.seeds):
         per_seed.append(_bisect(spec, noise, config, seed * 1000 + j, on_step))

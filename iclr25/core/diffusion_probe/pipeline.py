@@ -28,6 +28,8 @@ from iclr25.parallel import Execution, Outcome, Task, derive_seed, run_tasks
 
 #: density evolution for --quick runs: the same method at a fifth of the cost
 QUICK_DE = de.DEConfig(population=5000, levels=40, precision=0.01, seeds=1)
+#: density evolution of a full `rhm` run (one DE seed; `threshold` gives the spread)
+FULL_DE = de.DEConfig(seeds=1)
 
 
 def probe_tasks(config: ProbeConfig, seed: int) -> list[Task]:
@@ -48,7 +50,7 @@ def run_rhm(
     seed: int,
     *,
     execution: Execution | None = None,
-    de_config: de.DEConfig | None = de.DEConfig(seeds=1),
+    de_config: de.DEConfig | None = FULL_DE,
     on_done: Callable[[int], None] | None = None,
 ) -> tuple[dict, Outcome]:
     """The probe's ``results`` (see the command's help) and how its tasks ran."""
