@@ -51,11 +51,15 @@ NoiseOpt = Annotated[
 
 
 def _parse_ints(text: str, what: str) -> tuple[int, ...]:
+    from iclr25.errors import UsageError
+
     try:
-        values = tuple(int(x) for x in text.split(","))
+        return tuple(int(x) for x in text.split(","))
     except ValueError:
-        raise typer.BadParameter(f"{what} must be comma-separated integers, e.g. 3,4,5") from None
-    return values
+        raise UsageError(
+            f"{what} {text!r} is not a list of integers",
+            "give comma-separated integers, e.g. 3,4,5",
+        ) from None
 
 
 def _render_rhm(console, results) -> None:
