@@ -222,6 +222,7 @@ def rhm(
         controls=names,
         rules=grammar_json,
         data=data_rows,
+        device=_bp_device(run),
     )
     if quick:
         config = quick_config(config)
@@ -242,6 +243,17 @@ def rhm(
     if run.wants_artifacts:
         _plots(run, results)
     run.finish(results, config, _render_rhm)
+
+
+def _bp_device(run: Run) -> str:
+    """``cuda`` when the run's device is a usable CUDA device with CuPy (the kernel)."""
+    from iclr25.gpu import get_cupy
+
+    if run.device.kind == "cuda" and get_cupy() is not None:
+        return "cuda"
+    if run.device.kind == "cuda":
+        run.warn("CUDA was selected but CuPy is missing: belief propagation runs on the CPU")
+    return "cpu"
 
 
 def _warn_verdict(run: Run, results: dict) -> None:

@@ -16,7 +16,9 @@ root first, then the nodes of level 0, 1, ..., L − 1 left to right), so the CP
 the CUDA kernel (``iclr25/gpu/kernels/rhm_bp``) draw the same samples. All node marginals
 (:func:`marginals`) add a downward message pass; the tests compare them with enumeration.
 
-Shapes: n data, d = s^L leaves, ``msgs[ℓ]`` is (n, s^ℓ, vocab[ℓ]).
+Shapes: n data, d = s^L leaves, ``msgs[ℓ]`` is (n, s^ℓ, vocab[ℓ]). :func:`upward` and
+:func:`sample` also run on CuPy arrays (the vectorised GPU baseline gpu-bench measures the
+kernel against).
 """
 
 from __future__ import annotations
@@ -26,18 +28,29 @@ import numpy as np
 from iclr25.core.diffusion_probe.rhm import Grammar
 
 
+def array_module(x):
+    """numpy, or cupy for CuPy arrays (without importing cupy on CPU machines)."""
+    if type(x).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
+
+
 def upward(grammar: Grammar, leaf_msgs: np.ndarray) -> list[np.ndarray]:
     """Normalised upward messages of every level, ``msgs[0]`` the root's (n, 1, classes).
 
     A node whose evidence no rule can explain gets an all-zero message (and so does every
     ancestor): the data cannot come from the grammar."""
+    xp = array_module(leaf_msgs)
     n = leaf_msgs.shape[0]
     msgs: list[np.ndarray] = [None] * (grammar.depth + 1)  # type: ignore[list-item]
     msgs[grammar.depth] = _normalise(leaf_msgs)
     for level in range(grammar.depth - 1, -1, -1):
         child = msgs[level + 1].reshape(n, grammar.s**level, grammar.s, -1)  # (n, N, s, v')
-        per_rule = _rule_products(child, grammar.rules[level])  # (n, N, n_ℓ, m)
-        msgs[level] = _normalise(np.einsum("xjak,ak->xja", per_rule, grammar.weights[level]))
+        per_rule = _rule_products(child, xp.asarray(grammar.rules[level]))  # (n, N, n_ℓ, m)
+        weights = xp.asarray(grammar.weights[level])
+        msgs[level] = _normalise(xp.einsum("xjak,ak->xja", per_rule, weights))
     return msgs
 
 
@@ -50,14 +63,17 @@ def _rule_products(child: np.ndarray, rules: np.ndarray) -> np.ndarray:
 
 
 def _normalise(msg: np.ndarray) -> np.ndarray:
+    """Rows divided by their sums; an all-zero row stays zero."""
+    xp = array_module(msg)
     total = msg.sum(axis=-1, keepdims=True)
-    return np.divide(msg, total, out=np.zeros_like(msg), where=total > 0)
+    return msg / xp.where(total > 0, total, 1.0)
 
 
 def root_posterior(grammar: Grammar, msgs: list[np.ndarray], prior=None) -> np.ndarray:
     """p(root = a | x_t): (n, classes) (uniform class prior unless ``prior``)."""
-    prior = np.full(grammar.classes, 1.0 / grammar.classes) if prior is None else prior
-    return _normalise(msgs[0][:, 0, :] * prior)
+    xp = array_module(msgs[0])
+    prior = xp.full(grammar.classes, 1.0 / grammar.classes) if prior is None else prior
+    return _normalise(msgs[0][:, 0, :] * xp.asarray(prior))
 
 
 def uniforms_per_datum(grammar: Grammar) -> int:
@@ -67,15 +83,17 @@ def uniforms_per_datum(grammar: Grammar) -> int:
 
 def _draw(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Inverse-CDF draw along the last axis: index of the first cum > u·total."""
-    cum = np.cumsum(weights, axis=-1)
+    xp = array_module(weights)
+    cum = xp.cumsum(weights, axis=-1)
     idx = (cum <= u[..., None] * cum[..., -1:]).sum(axis=-1)
-    return np.minimum(idx, weights.shape[-1] - 1)
+    return xp.minimum(idx, weights.shape[-1] - 1)
 
 
 def sample(
     grammar: Grammar, msgs: list[np.ndarray], uniforms: np.ndarray, prior=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """A posterior sample per datum: (leaves (n, d), root (n,)), from ``uniforms``."""
+    xp = array_module(msgs[0])
     n = uniforms.shape[0]
     root = _draw(root_posterior(grammar, msgs, prior), uniforms[:, 0])
     symbols = root[:, None]  # (n, 1)
@@ -85,12 +103,12 @@ def sample(
         u = uniforms[:, offset : offset + nodes]  # (n, N)
         offset += nodes
         child = msgs[level + 1].reshape(n, nodes, grammar.s, -1)  # (n, N, s, v')
-        rules = grammar.rules[level][symbols]  # (n, N, m, s)
-        probs = grammar.weights[level][symbols]  # (n, N, m)
+        rules = xp.asarray(grammar.rules[level])[symbols]  # (n, N, m, s)
+        probs = xp.asarray(grammar.weights[level])[symbols]  # (n, N, m)
         for i in range(grammar.s):
-            probs = probs * np.take_along_axis(child[:, :, i, :], rules[..., i], axis=-1)
+            probs = probs * xp.take_along_axis(child[:, :, i, :], rules[..., i], axis=-1)
         k = _draw(probs, u)  # (n, N)
-        children = np.take_along_axis(rules, k[..., None, None], axis=2)[:, :, 0, :]
+        children = xp.take_along_axis(rules, k[..., None, None], axis=2)[:, :, 0, :]
         symbols = children.reshape(n, nodes * grammar.s)
     return symbols, root
 

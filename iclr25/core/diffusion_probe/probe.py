@@ -58,6 +58,7 @@ class ProbeConfig:
     fit_samples: int = 20_000  # data the controls are fitted on
     rules: dict | None = None  # a user's grammar (JSON form): one fixed instance
     data: list | None = None  # a user's x_0 (list of token lists), checked against rules
+    device: str = "cpu"  # "cuda": the rhm_bp kernel (float32; same uniforms as numpy)
 
 
 # ---------------------------------------------------------------------------------------
@@ -84,11 +85,17 @@ def check_memory(grammar: Grammar, samples: int) -> None:
         )
 
 
-def denoise(grammar: Grammar, leaf_msgs: np.ndarray, rng: np.random.Generator):
-    """x̂_0 and its root for every datum, chunked to :data:`CHUNK_BYTES`."""
+def denoise(grammar: Grammar, leaf_msgs: np.ndarray, rng: np.random.Generator, device="cpu"):
+    """x̂_0 and its root for every datum, chunked to :data:`CHUNK_BYTES` (on ``device``)."""
     n = leaf_msgs.shape[0]
     chunk = max(1, CHUNK_BYTES // bytes_per_datum(grammar))
     uniforms = rng.random((n, bp.uniforms_per_datum(grammar)))
+    if device == "cuda":
+        from iclr25.gpu.kernels.rhm_bp import rhm_bp_cuda
+
+        return rhm_bp_cuda(
+            leaf_msgs, grammar.rules, grammar.weights, grammar.vocab, grammar.s, uniforms
+        )
     leaves, roots = [], []
     for start in range(0, n, chunk):
         msgs = bp.upward(grammar, leaf_msgs[start : start + chunk])
@@ -136,7 +143,7 @@ def probe_task(task: dict, seed: int) -> dict:
     out = {"depth": depth, "tokens": grammar.d, "hierarchy": [], "controls": {}}
     for level in config.levels:
         msgs, _ = leaf_messages(config.noise, x0, v, level, data_rng)
-        xhat, root = denoise(grammar, msgs, data_rng)
+        xhat, root = denoise(grammar, msgs, data_rng, config.device)
         out["hierarchy"].append(level_stats(xhat != x0, grammar.s, root != root0))
     for name in config.controls:
         control_rng = np.random.default_rng(np.random.SeedSequence([seed, 2, depth]))
