@@ -16,6 +16,7 @@ PAPERS: dict[str, tuple[str, ...]] = {
     "style-check": ("moayeri2025rethinking",),
     "carbon-report": ("morrison2025holistically",),
     "gpu-bench": ("spector2025thunderkittens",),
+    "diffusion-probe": ("sclocchi2025probing", "cagnetta2024rhm"),
 }
 
 _ENTRY_START = re.compile(r"^@\w+\{([^,\s]+),", re.MULTILINE)

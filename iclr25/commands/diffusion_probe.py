@@ -316,6 +316,176 @@ def threshold(
     run.finish(results, {"spec": spec, "noise": noise.value, "de": config})
 
 
+class Sampler(StrEnum):
+    ddpm = "ddpm"
+    ddim = "ddim"
+
+
+_IMG = "Image probe"
+
+
+@command(app, "image")
+def image(
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoint",
+            help="A diffusion-at image checkpoint (default: the bundled digits DDPM).",
+            rich_help_panel=_IMG,
+        ),
+    ] = None,
+    pipeline: Annotated[
+        Path | None,
+        typer.Option(
+            "--pipeline",
+            help="A local diffusers folder (UNet2DModel + DDPMScheduler, ε-prediction).",
+            rich_help_panel=_IMG,
+        ),
+    ] = None,
+    data: Annotated[
+        str,
+        typer.Option(
+            "--data", help="digits, an (N, C, H, W) .npy or an image folder.", rich_help_panel=_IMG
+        ),
+    ] = "digits",
+    times: Annotated[
+        str,
+        typer.Option(
+            "--times", help="Fractions of T: start:stop:step or a list.", rich_help_panel=_IMG
+        ),
+    ] = "0.1:0.9:0.1",
+    samples: Annotated[
+        int, typer.Option("--samples", help="Images per time.", rich_help_panel=_IMG)
+    ] = 256,
+    patch: Annotated[
+        int, typer.Option("--patch", help="Token = P×P patch (1 = pixels).", rich_help_panel=_IMG)
+    ] = 1,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            help="Binary changes: 1 where a token's mean squared change exceeds this.",
+            rich_help_panel=_IMG,
+        ),
+    ] = None,
+    steps: Annotated[
+        int | None,
+        typer.Option(
+            "--steps",
+            help="Reverse-process grid points (default: every step).",
+            rich_help_panel=_IMG,
+        ),
+    ] = None,
+    sampler: Annotated[
+        Sampler,
+        typer.Option(
+            "--sampler",
+            help="ddpm (stochastic: a posterior sample) or ddim (a deterministic map; warned).",
+            rich_help_panel=_IMG,
+        ),
+    ] = Sampler.ddpm,
+    classifier: Annotated[
+        str,
+        typer.Option(
+            "--classifier", help="digits (the shipped classifier) or none.", rich_help_panel=_IMG
+        ),
+    ] = "digits",
+    control: Annotated[
+        str,
+        typer.Option("--control", help="gaussian or none.", rich_help_panel=_IMG),
+    ] = "gaussian",
+    *,
+    run: Run,
+) -> None:
+    """The probe on an image diffusion model.
+
+    JSON results: ``per_time`` (``t``, ``chi``, ``chi_norm``, ``class_change``,
+    ``change_fraction``), ``corr_r`` (per time: grid distance -> covariance),
+    ``peak_time``, ``class_midpoint``, ``control``, ``verdict`` (``interior_peak``,
+    ``peak_near_class_midpoint``, ``control_has_no_interior_peak``, ``observed``, ``failed``).
+    """
+    from iclr25.core.diffusion_probe.image import ImageProbeConfig
+    from iclr25.core.diffusion_probe.image_pipeline import (
+        bundled_checkpoint,
+        image_headline,
+        load_checkpoint_denoiser,
+        load_images,
+        load_pipeline_denoiser,
+        run_image,
+    )
+    from iclr25.core.diffusion_probe.pipeline import parse_levels
+
+    require(
+        checkpoint is None or pipeline is None,
+        "--checkpoint and --pipeline both given",
+        "pass one model",
+    )
+    require(samples >= 2, f"--samples {samples} is below 2", "use --samples 2 or more")
+    require(patch >= 1, f"--patch {patch} is below 1", "use --patch 1 or more")
+    require(steps is None or steps >= 1, f"--steps {steps} is below 1", "use --steps 1 or more")
+    require(classifier in ("digits", "none"), f"--classifier {classifier!r}", "use digits or none")
+    require(control in ("gaussian", "none"), f"--control {control!r}", "use gaussian or none")
+    grid = parse_levels(times)
+    require(all(t > 0 for t in grid), f"--times {times} includes 0", "use times in (0, 1]")
+    if pipeline is not None:
+        den, shape = load_pipeline_denoiser(pipeline)
+    else:
+        den, shape = load_checkpoint_denoiser(checkpoint or bundled_checkpoint())
+    require(
+        shape[-1] % patch == 0 and shape[-2] % patch == 0,
+        f"--patch {patch} does not divide the {shape[-2]}×{shape[-1]} images",
+        "use a patch size that divides the image side",
+    )
+    images = load_images(data, shape)
+    use_classifier = classifier == "digits"
+    if use_classifier and tuple(shape) != (1, 8, 8):
+        run.warn(f"the digit classifier takes 1×8×8 images, not {shape}: no class change")
+        use_classifier = False
+    if sampler == Sampler.ddim:
+        run.warn("--sampler ddim is a deterministic map, not a posterior sample")
+    config = ImageProbeConfig(
+        times=grid,
+        samples=samples,
+        patch=patch,
+        threshold=threshold,
+        steps=steps,
+        sampler=sampler.value,
+        control=None if control == "none" else control,
+        classifier=use_classifier,
+    )
+    with run.timer("probe_s"):
+        results = run_image(config, den, images, run.seed)
+    if not results["verdict"]["observed"]:
+        run.warn(image_headline(results).split("; ", 1)[1])
+    if run.wants_artifacts:
+        from iclr25.core.diffusion_probe.plots import image_plot
+
+        run.save_plot(image_plot(results), "chi.png")
+
+    def render(console, res) -> None:
+        from iclr25.output import rows_table
+
+        rows = [
+            {
+                "t": r["t"],
+                "χ̃": _fmt(r["chi_norm"]),
+                "class change": _fmt(r["class_change"]),
+                "gaussian χ̃": _fmt(c["chi_norm"]) if c else "—",
+            }
+            for r, c in zip(
+                res["per_time"], (res["control"] or {}).get("per_time") or [None] * 99, strict=False
+            )
+        ]
+        console.print(rows_table(rows, list(rows[0]), title="diffusion-probe image"))
+        console.print(image_headline(res))
+
+    run.finish(results, config, render)
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
 def _demo_headline(doc: dict) -> str:
     from iclr25.core.diffusion_probe.pipeline import headline
 

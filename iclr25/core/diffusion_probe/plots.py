@@ -51,3 +51,17 @@ def class_plot(results: dict):
 
 def _nan(values):
     return [float("nan") if v is None else v for v in values]
+
+
+def image_plot(results: dict):
+    fig, ax = _figure()
+    times = [r["t"] for r in results["per_time"]]
+    ax.plot(times, _nan([r["chi_norm"] for r in results["per_time"]]), marker="o", label="model")
+    if results["control"]:
+        ctrl = results["control"]["per_time"]
+        ax.plot(times, _nan([r["chi_norm"] for r in ctrl]), ls="--", label="Gaussian control")
+    if results["class_midpoint"] is not None:
+        ax.axvline(results["class_midpoint"], color="grey", lw=1, label="class midpoint")
+    ax.set(xlabel="t / T", ylabel="χ̃")
+    ax.legend(fontsize=8)
+    return fig

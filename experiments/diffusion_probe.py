@@ -1,0 +1,49 @@
+"""Studies of `iclr25 diffusion-probe` (docs/diffusion-probe.md quotes them).
+
+The headline: (v, m, s) = (9, 6, 3), depths 3–6, 4,000 samples, 5 rule instances, grid
+step 0.025, both controls at equal budget, one study per noise. Its pass conditions are
+fixed in :mod:`iclr25.core.diffusion_probe.probe` (``verdict``). The image study probes
+the bundled digits DDPM against the Gaussian control. ``scripts/diffusion_probe_experiment.py``
+runs them all.
+"""
+
+from experiments import Study
+
+_RHM = (
+    "diffusion-probe",
+    "rhm",
+    "--v",
+    "9",
+    "--m",
+    "6",
+    "--s",
+    "3",
+    "--depths",
+    "3,4,5,6",
+    "--samples",
+    "4000",
+    "--seeds",
+    "5",
+    "--levels",
+    "0.025:0.975:0.025",
+    "--controls",
+    "markov,iid",
+    "--workers",
+    "2",
+)
+
+STUDIES = {
+    f"diffusion-probe-rhm-{noise}": Study(
+        args=(*_RHM, "--noise", noise),
+        about=f"RHM (9,6,3), depths 3-6, {noise} noise, 5 instances, Markov and iid controls",
+    )
+    for noise in ("flip", "mask", "soft")
+}
+STUDIES["diffusion-probe-threshold"] = Study(
+    args=("diffusion-probe", "threshold", "--noise", "flip", "--de-seeds", "3"),
+    about="density-evolution threshold of (9,6,3), flip noise, 3 DE seeds",
+)
+STUDIES["diffusion-probe-image"] = Study(
+    args=("diffusion-probe", "image", "--samples", "512", "--times", "0.05:0.95:0.05"),
+    about="the bundled digits DDPM, pixels, DDPM reverse process, Gaussian control",
+)
