@@ -165,3 +165,35 @@ def test_malformed_rules_files(cli, tmp_path, content, message):
     path.write_text(content)
     res = cli("diffusion-probe", "rhm", "--rules", path)
     assert res.returncode == 2 and message in error_line(res.stderr), res
+
+
+def test_a_tiny_diffusers_pipeline_runs_through_the_image_probe(cli, tmp_path):
+    pytest.importorskip("diffusers")
+    import torch
+    from diffusers import DDPMScheduler, UNet2DModel
+
+    torch.manual_seed(0)
+    unet = UNet2DModel(
+        sample_size=8, in_channels=1, out_channels=1, layers_per_block=1,
+        block_out_channels=(8, 16), down_block_types=("DownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "UpBlock2D"), norm_num_groups=4,
+    )
+    unet.save_pretrained(tmp_path / "pipe" / "unet")
+    DDPMScheduler(num_train_timesteps=20).save_pretrained(tmp_path / "pipe" / "scheduler")
+    res = cli("diffusion-probe", "image", "--pipeline", tmp_path / "pipe", "--samples", "16",
+              "--times", "0.3,0.6,0.9", "--json", "--out", tmp_path / "run")
+    assert res.returncode == 0, res
+    out = res.json()["results"]
+    assert [r["t"] for r in out["per_time"]] == [0.3, 0.6, 0.9]
+    assert all(0 <= r["class_change"] <= 1 for r in out["per_time"])
+    assert out["control"]["name"] == "gaussian" and (tmp_path / "run" / "chi.png").exists()
+    assert set(out["verdict"]) >= {"interior_peak", "observed", "failed"}
+
+
+def test_image_bad_input(cli, tmp_path):
+    res = cli("diffusion-probe", "image", "--times", "0.5,1.2")
+    assert res.returncode == 2 and "outside [0, 1]" in error_line(res.stderr)
+    res = cli("diffusion-probe", "image", "--checkpoint", tmp_path / "missing.safetensors")
+    assert res.returncode == 2 and "no such checkpoint" in error_line(res.stderr)
+    res = cli("diffusion-probe", "image", "--pipeline", tmp_path)
+    assert res.returncode == 2 and "not a diffusers" in error_line(res.stderr)
