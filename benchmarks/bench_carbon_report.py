@@ -1,21 +1,16 @@
 """carbon-report: `power` on a large nvidia-smi log against pandas, and `track`'s overhead.
 
-1. A 10^7-row log (8 GPUs, ``timestamp, index, power.draw [W]``, the synthetic training
-   trace of :mod:`iclr25.core.carbon_report.synthetic`) is written to a temporary folder.
-   Ours: :func:`analyse_power` (energy, gaps, the whole power profile). Peer: the
-   straightforward way — ``pandas.read_csv`` (``skipinitialspace``), ``to_datetime`` with
-   the format, strip `` W``, and ``numpy.trapezoid`` per GPU. Each runs in its own
-   subprocess so that its peak RSS is its own (``VmHWM`` of the new process image: the
-   ``ru_maxrss`` of a child starts at its parent's peak on Linux); the work is timed inside
-   the subprocess after the libraries are imported (pyarrow for ours, pandas for the
-   peer). The two alternate (ours, pandas, ours, pandas, ...) so that a change of load on
-   a shared machine hits both alike, and the best of ``repeats`` of each counts; CPU time
-   is reported as well. The energies must agree to 1e-9 relative.
-2. ``track``: the same CPU-bound child (a pure-Python loop that times itself, so that
-   interpreter start-up noise stays out) run directly and under :func:`track_command`
-   (sampling every 0.1 s), alternately; the ratio of the best loop times, and the
-   sampler's own busy time as a fraction of the run (on a machine without NVML the
-   sampler has little to do: the figure bounds the loop's own cost).
+1. **Speed.** A 10^7-row log (8 GPUs, ``timestamp, index, power.draw [W]``, the synthetic
+   training trace of :mod:`iclr25.core.carbon_report.synthetic`; 10^6 rows with
+   ``--quick``) is written to a temporary folder. Ours: :func:`analyse_power` (energy, gaps
+   and the whole power profile). Peer: what a user writes — ``pandas.read_csv``
+   (``skipinitialspace``), ``to_datetime`` with the format, strip `` W``, ``numpy.trapezoid``
+   per GPU. Both run in this process, timed by ``report.time`` (interleaved, warm-up, same
+   statistic); the energies must agree to 1e-9 relative, or the ratio is not comparable.
+2. **Memory.** Each side once more in a fresh subprocess (alternately), whose peak RSS
+   (``VmHWM``; a child's ``ru_maxrss`` starts at its parent's peak on Linux) is its own.
+3. **track.** The same CPU-bound child run bare and under :func:`track_command` (sampling
+   every 0.1 s), interleaved by ``report.time``: the ratio of the median wall times.
 """
 
 from __future__ import annotations
@@ -25,163 +20,147 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from benchmarks.harness import Report, Target
+from iclr25.timing import TimingConfig
 
 NAME = "carbon-report"
 TARGETS = {
-    "power_speedup_vs_pandas": (">=", 3.0),
-    "power_peak_memory_vs_pandas": ("<=", 0.25),
-    "track_wall_overhead": ("<=", 1.05),
+    "power_speedup_vs_pandas": Target(
+        ">=", 3.0, "the straightforward pandas script is what users run on such logs"
+    ),
+    "power_peak_memory_vs_pandas": Target(
+        "<=", 0.25, "a streaming reader must not hold the log: a quarter of pandas' peak"
+    ),
+    "track_wall_overhead": Target("<=", 1.05, "measuring a job must not slow it by over 5%"),
 }
 
-PEAK_MB = """
-import resource
-
-
+PEAK = """
+import json, sys
 def peak_mb():
-    try:  # the high-water mark of this process image (Linux)
-        with open("/proc/self/status") as fh:
-            return next(int(x.split()[1]) for x in fh if x.startswith("VmHWM")) / 1024
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open("/proc/self/status") as fh:
+        return next(int(x.split()[1]) for x in fh if x.startswith("VmHWM")) / 1024
 """
-
-OURS = """
-import json, resource, sys, time
-import pyarrow.compute, pyarrow.csv, pyarrow.parquet
+OURS = (
+    PEAK
+    + """
 from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
-t0, c0 = time.perf_counter(), time.process_time()
-analysis = analyse_power([sys.argv[1]], PowerConfig())
-wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-energy_j = analysis.results["measured_energy_kwh"] * 3.6e6
-print(json.dumps({"wall_s": wall, "cpu_s": cpu, "energy_j": energy_j, "rss_mb": peak_mb()}))
+analyse_power([sys.argv[1]], PowerConfig())
+print(json.dumps({"rss_mb": peak_mb()}))
 """
-
-PANDAS = """
-import json, resource, sys, time
-import numpy as np
-import pandas as pd
-t0, c0 = time.perf_counter(), time.process_time()
-df = pd.read_csv(sys.argv[1], skipinitialspace=True)
-stamps = pd.to_datetime(df["timestamp"], format="%Y/%m/%d %H:%M:%S.%f")
-seconds = (stamps - stamps.iloc[0]).dt.total_seconds().to_numpy()
-watts = df["power.draw [W]"].str.removesuffix(" W").astype(float).to_numpy()
-gpu = df["index"].to_numpy()
-energy_j = sum(float(np.trapezoid(watts[gpu == g], seconds[gpu == g])) for g in np.unique(gpu))
-wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-print(json.dumps({"wall_s": wall, "cpu_s": cpu, "energy_j": energy_j, "rss_mb": peak_mb()}))
-"""
-
-CHILD = (  # a CPU-bound loop that writes its own duration (no interpreter start-up noise)
-    "import sys, time\nt0 = time.perf_counter()\ns = 0\nfor i in range(12_000_000):\n"
-    "    s += i * i\nopen(sys.argv[1], 'w').write(repr(time.perf_counter() - t0))\n"
 )
+PANDAS = (
+    PEAK
+    + """
+from benchmarks.bench_carbon_report import pandas_energy_j
+pandas_energy_j(sys.argv[1])
+print(json.dumps({"rss_mb": peak_mb()}))
+"""
+)
+CHILD = "s = 0\nfor i in range({n}):\n    s += i * i\n"
 
 
-def _measure(code: str, path: Path) -> dict:
+def pandas_energy_j(path) -> float:
+    """The peer: energy of an nvidia-smi log with pandas and numpy, per GPU."""
+    import numpy as np
+    import pandas as pd
+
+    df = pd.read_csv(path, skipinitialspace=True)
+    stamps = pd.to_datetime(df["timestamp"], format="%Y/%m/%d %H:%M:%S.%f")
+    seconds = (stamps - stamps.iloc[0]).dt.total_seconds().to_numpy()
+    watts = df["power.draw [W]"].str.removesuffix(" W").astype(float).to_numpy()
+    gpu = df["index"].to_numpy()
+    return sum(float(np.trapezoid(watts[gpu == g], seconds[gpu == g])) for g in np.unique(gpu))
+
+
+def _peak_mb(code: str, path: Path) -> float:
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.run(
-        [sys.executable, "-c", PEAK_MB + code, str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env
     )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-2000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])["rss_mb"]
 
 
-def _best(runs: list[dict]) -> dict:
-    best = dict(min(runs, key=lambda r: r["wall_s"]))
-    best["all_wall_s"] = [r["wall_s"] for r in runs]
-    best["all_cpu_s"] = [r["cpu_s"] for r in runs]
-    best["rss_mb"] = max(r["rss_mb"] for r in runs)
-    return best
+def bench_power(report: Report, path: Path, config: TimingConfig) -> None:
+    from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
+
+    energy: dict[str, float] = {}
+
+    def ours() -> None:
+        energy["ours"] = analyse_power([path], PowerConfig()).results["measured_energy_kwh"] * 3.6e6
+
+    def peer() -> None:
+        energy["pandas"] = pandas_energy_j(path)
+
+    timed = report.time("power", {"ours": ours, "pandas": peer}, config=config)
+    rel = abs(energy["ours"] - energy["pandas"]) / abs(energy["pandas"])
+    report.figure("power_energy_rel_diff", rel)
+    report.figure(
+        "power_cpu_speedup_vs_pandas",
+        timed.sides["pandas"].cpu_median_s / timed.sides["ours"].cpu_median_s,
+    )
+    report.check(
+        "power_speedup_vs_pandas",
+        timed.ratio("pandas", "ours"),
+        comparable=rel <= 1e-9,
+        note="same log, same energy (to 1e-9); ours also computes the power profile"
+        if rel <= 1e-9
+        else f"energies differ by {rel:.2e} relative",
+    )
+    peaks: dict[str, list[float]] = {"ours": [], "pandas": []}
+    for _ in range(1 if report.quick else 2):  # alternately, fresh processes
+        peaks["ours"].append(_peak_mb(OURS, path))
+        peaks["pandas"].append(_peak_mb(PANDAS, path))
+    report.figure("power_peak_rss_mb", {k: max(v) for k, v in peaks.items()})
+    report.check(
+        "power_peak_memory_vs_pandas",
+        max(peaks["ours"]) / max(peaks["pandas"]),
+        note="peak RSS of a fresh process per side, the larger of its runs",
+    )
 
 
-def _alternate(codes: tuple[str, str], path: Path, repeats: int) -> tuple[dict, dict]:
-    """Best runs of two scripts, run alternately ``repeats`` times each."""
-    runs: tuple[list, list] = ([], [])
-    for _ in range(repeats):
-        for code, out in zip(codes, runs, strict=True):
-            out.append(_measure(code, path))
-    return _best(runs[0]), _best(runs[1])
-
-
-def bench_power(rows: int, repeats: int) -> tuple[dict, dict]:
-    from iclr25.core.carbon_report.synthetic import TraceConfig, write_nvidia_smi_log
-
-    with tempfile.TemporaryDirectory(prefix="carbon-bench-") as tmp:
-        path = Path(tmp) / "nvidia_smi.csv"
-        t0 = time.perf_counter()
-        written = write_nvidia_smi_log(
-            path, TraceConfig(gpus=8, interval_s=0.1), name=None, rows=rows
-        )
-        generate_s = time.perf_counter() - t0
-        size_mb = path.stat().st_size / 2**20
-        ours, peer = _alternate((OURS, PANDAS), path, repeats)
-    rel = abs(ours["energy_j"] - peer["energy_j"]) / abs(peer["energy_j"])
-    ratios = {
-        "power_speedup_vs_pandas": peer["wall_s"] / ours["wall_s"],
-        "power_cpu_speedup_vs_pandas": min(peer["all_cpu_s"]) / min(ours["all_cpu_s"]),
-        "power_peak_memory_vs_pandas": ours["rss_mb"] / peer["rss_mb"],
-    }
-    details = {
-        "rows": written,
-        "file_mb": size_mb,
-        "generate_s": generate_s,
-        "ours": ours,
-        "pandas": peer,
-        "energy_rel_diff": rel,
-        "energy_agrees_1e-9": rel <= 1e-9,
-    }
-    return ratios, details
-
-
-def _child_wall(tracked: bool, stamp: Path) -> tuple[float, dict | None]:
-    """The child's own wall time of its loop (run directly or under ``track``)."""
+def bench_track(report: Report, config: TimingConfig, iterations: int) -> None:
     from iclr25.core.carbon_report.track import TrackConfig, summarize, track_command
 
-    cmd = [sys.executable, "-c", CHILD, str(stamp)]
-    summary = None
-    if tracked:
-        config = TrackConfig(interval_s=0.1)
+    cmd = [sys.executable, "-c", CHILD.format(n=iterations)]
+    summary: dict = {}
+    track_config = TrackConfig(interval_s=0.1)
+
+    def tracked() -> None:
         with open(os.devnull, "w") as log:
-            summary = summarize(track_command(cmd, config, log_file=log), config)
-    else:
+            summary["last"] = summarize(track_command(cmd, track_config, log), track_config)
+
+    def bare() -> None:
         subprocess.run(cmd, check=True)
-    return float(stamp.read_text()), summary
+
+    timed = report.time("track", {"tracked": tracked, "bare": bare}, config=config)
+    report.figure(
+        "track_cpu_ratio",  # process CPU (the child's and the tracker's) / the bare child's
+        timed.sides["tracked"].cpu_median_s / timed.sides["bare"].cpu_median_s,
+    )
+    report.figure("track_sampler_cpu_frac", summary["last"]["sampler_cpu_frac"])
+    report.figure("track_gpu_method", summary["last"]["methods"]["gpu"])
+    report.check(
+        "track_wall_overhead",
+        timed.ratio("tracked", "bare"),
+        note="median wall time of the same CPU-bound child, tracked and bare",
+    )
 
 
-def bench_track(repeats: int) -> tuple[dict, dict]:
-    bare, tracked, summary = [], [], None
+def run(report: Report) -> None:
+    from iclr25.core.carbon_report.synthetic import TraceConfig, write_nvidia_smi_log
+
+    rows = 1_000_000 if report.quick else 10_000_000
+    config = TimingConfig(warmup=1, repeats=2 if report.quick else 5)
     with tempfile.TemporaryDirectory(prefix="carbon-bench-") as tmp:
-        stamp = Path(tmp) / "loop_s"
-        for _ in range(repeats):  # interleaved pairs, so load changes hit both alike
-            bare.append(_child_wall(False, stamp)[0])
-            wall, summary = _child_wall(True, stamp)
-            tracked.append(wall)
-    ratio = min(tracked) / min(bare)
-    details = {
-        "bare_wall_s": bare,
-        "tracked_wall_s": tracked,
-        "sampler_cpu_frac": summary["sampler_cpu_frac"],
-        "samples": summary["samples"],
-        "gpu_method": summary["methods"]["gpu"],
-    }
-    return {"track_wall_overhead": ratio}, details
-
-
-def run(quick: bool = False) -> dict:
-    rows = 1_000_000 if quick else 10_000_000
-    power_ratios, power_details = bench_power(rows, repeats=1 if quick else 3)
-    track_ratios, track_details = bench_track(repeats=3 if quick else 7)
-    return {
-        "ratios": {**power_ratios, **track_ratios},
-        "details": {
-            "power": power_details,
-            "track": track_details,
-            "load_average": os.getloadavg(),
-            "cpus": os.cpu_count(),
-        },
-    }
+        path = Path(tmp) / "nvidia_smi.csv"
+        written = write_nvidia_smi_log(path, TraceConfig(gpus=8, interval_s=0.1), None, rows)
+        report.figure("power_log", {"rows": written, "mb": path.stat().st_size / 2**20})
+        bench_power(report, path, config)
+    bench_track(report, config, 3_000_000 if report.quick else 12_000_000)
+    report.figure("load_average", os.getloadavg())
+    report.figure("cpus", os.cpu_count())

@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# The GPU evidence in one short run (a lent GPU machine, under 10 minutes): the GPU-marked
-# tests, the quick gpu-bench tables (our kernels against cuBLAS / SDPA / PyTorch, then the
-# other commands' hot paths), the issue's target ratios, and the nvcc compile check.
+# The GPU evidence in one prepared run on a lent H100/H200 (under 10 minutes):
+#   1. the self-checks of the kernels written without a GPU (gemm_hopper, gemm_wgmma,
+#      attention_hopper, attention_bwd), each in a subprocess with a time limit, verdicts cached;
+#   2. every gpu-marked test (kernels against their fp32 references, descriptor churn);
+#   3. the benchmark through the public CLI: `python -m benchmarks --only gpu-bench` runs
+#      `iclr25 gpu-bench --json` for GEMM (1024, 4000, 4096, 4096x4224x4096, 8192, x @ W.T),
+#      attention forward (4096, 8192, causal, GQA), backward, linear attention (with
+#      flash-linear-attention when installed) and writes benchmarks/results/gpu-bench.json
+#      with provenance (what `make docs` renders);
+#   4. the other commands' hot paths (gpu-bench --quick) into OUTDIR;
+#   5. the report: tables, the kernel that ran per case, and one line per goal with its
+#      ratio and verdict; then `python -m docs` renders the docs from the new result file.
 #
 # Usage: [PYTHON=python3] scripts/gpu-check.sh [OUTDIR]     (OUTDIR: $OUT, else ./gpu-check)
 #
-# Needs only what iclr25 itself needs (torch, typer, rich, numpy; cupy to run our kernels).
-# pytest, pytest-timeout, hypothesis and nvcc are used when present and skipped otherwise: a
-# test file importing a missing package is reported as a collection error and the others
-# still run; without pytest, the bench's "ok" column still checks every kernel against its
-# fp32 reference. Each step has its own time limit (180 + 170 + 120 + 50 s by default; set
-# GPU_CHECK_LIMITS="TESTS KERNELS HOT COMPILE" to change them, 0 skips a step), so a slow
-# step cannot eat the next, and the tables print whatever was measured. Rerunnable: files
-# in OUTDIR are overwritten.
+# GPU_CHECK_LIMITS="SELFCHECK TESTS BENCH HOT" sets each step's limit in seconds (default
+# 90 120 300 45; 0 skips a step). flash-linear-attention: the lent machine has no network;
+# wheels in ./wheels (e.g. `pip download flash-linear-attention fla-core einops --no-deps
+# -d wheels` beforehand, carried with the tree) are installed with --no-deps if `fla` is
+# not importable. Rerunnable: files in OUTDIR are overwritten.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-${OUT:-gpu-check}}"
@@ -20,7 +26,7 @@ mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 py="${PYTHON:-python3}"
 start=$(date +%s)
-read -r t_tests t_kernels t_hot t_compile <<< "${GPU_CHECK_LIMITS:-180 170 120 50}"
+read -r t_self t_tests t_bench t_hot <<< "${GPU_CHECK_LIMITS:-90 120 300 45}"
 since() { echo "$(($(date +%s) - start)) s"; }
 has() { "$py" -c "import $1" > /dev/null 2>&1; }
 
@@ -30,10 +36,28 @@ if ! "$py" -c "import iclr25.cli" 2> "$out/import.err"; then
   tail -n 5 "$out/import.err"
   exit 1
 fi
-"$py" -m iclr25 info --json > "$out/info.json" 2> "$out/info.err" \
-  || echo "iclr25 info failed (see $out/info.err)"
+if ! has fla && ls wheels/*.whl > /dev/null 2>&1; then
+  "$py" -m pip install --no-index --no-deps --find-links wheels wheels/*.whl > "$out/fla-install.txt" 2>&1 \
+    && echo "installed the wheels in ./wheels" || echo "could not install ./wheels (see $out/fla-install.txt)"
+fi
+has fla || echo "flash-linear-attention is not installed: its rows will say unavailable"
 
-# 1. correctness: every test file with gpu-marked tests (kernels against fp32 references)
+# 1. self-checks (a subprocess each; a hang is a timeout, not a stuck run)
+reports=()
+if [ "$t_self" -gt 0 ]; then
+  for kernel in gemm_hopper gemm_wgmma attention_hopper attention_bwd; do
+    ICLR25_SELFCHECK_TIMEOUT_S="$t_self" timeout "$((t_self + 10))" "$py" -c "
+import json, sys
+from iclr25.gpu import selfcheck
+v = selfcheck.verify('$kernel', 0)
+print(json.dumps(v.as_dict()))
+" > "$out/selfcheck-$kernel.json" 2> "$out/selfcheck-$kernel.err"
+    reports+=("$out/selfcheck-$kernel.json")
+    echo "self-check $kernel done after $(since)"
+  done
+fi
+
+# 2. correctness: every test file with gpu-marked tests
 if [ "$t_tests" -eq 0 ]; then
   echo "GPU tests skipped (GPU_CHECK_LIMITS)"
 elif has pytest; then
@@ -42,39 +66,32 @@ elif has pytest; then
   if has pytest_timeout; then opts+=(--timeout $((t_tests * 9 / 10))); fi
   has hypothesis || echo "hypothesis is not installed: test files importing it cannot be collected"
   timeout "$t_tests" "$py" -m pytest "${opts[@]}" "${files[@]}" 2>&1 | tee "$out/pytest-gpu.txt" \
-    | tail -n 40
+    | tail -n 30
   echo "pytest exit ${PIPESTATUS[0]} after $(since)"
 else
-  echo "pytest is not installed: GPU tests skipped (the bench's 'ok' column still checks them)"
+  echo "pytest is not installed: GPU tests skipped (every benchmark row is still checked)"
 fi
 
-# 2. the quick bench: GEMM 4096^3, attention N=4096 D=128, linear attention N=4096 (the
-#    evidence for the targets), then the hot paths other commands register
-bench() {  # name, time limit (s), --ops
-  if [ "$2" -eq 0 ]; then echo "gpu-bench $1 skipped (GPU_CHECK_LIMITS)"; return; fi
-  timeout "$2" "$py" -m iclr25 gpu-bench --quick --ops "$3" --json --overwrite \
-    --save "$out/$1-table.json" --out "$out/$1" > "$out/$1.json" 2> "$out/$1.err"
-  local rc=$?
-  echo "gpu-bench $1 exit $rc after $(since)"
-  if [ "$rc" -ne 0 ]; then tail -n 5 "$out/$1.err"; fi
-}
-bench kernels "$t_kernels" gemm,attention,linear-attention
+# 3. the benchmark through the public CLI -> benchmarks/results/gpu-bench.json
+if [ "$t_bench" -gt 0 ]; then
+  timeout "$t_bench" "$py" -m benchmarks --only gpu-bench > "$out/benchmark.txt" 2>&1
+  echo "benchmark exit $? after $(since)"
+  cp benchmarks/results/gpu-bench.json "$out/gpu-bench.json" 2> /dev/null
+  reports+=("benchmarks/results/gpu-bench.json")
+fi
+
+# 4. the other commands' hot paths
 hot=$("$py" -c "from iclr25.core.gpu_bench.ops import hot_path_kernels as h; print(','.join(h()))")
-if [ -n "$hot" ]; then bench hot-paths "$t_hot" "$hot"; fi
-
-# 3. registers and spills with nvcc (when the machine has it; cached)
-reports=("$out/kernels.json")
-if [ -n "$hot" ]; then reports+=("$out/hot-paths.json"); fi
-if [ "$t_compile" -eq 0 ]; then
-  echo "compile check skipped (GPU_CHECK_LIMITS)"
-elif "$py" -c "from iclr25.gpu.compile import nvcc_path as n; raise SystemExit(n() is None)"; then
-  timeout "$t_compile" "$py" -m iclr25 gpu-bench --compile-only --json > "$out/compile.json" \
-    2> "$out/compile.err"
-  echo "compile check exit $? after $(since)"
-  reports+=("$out/compile.json")
-else
-  echo "nvcc is not on PATH: compile check skipped"
+if [ -n "$hot" ] && [ "$t_hot" -gt 0 ]; then
+  timeout "$t_hot" "$py" -m iclr25 gpu-bench --quick --ops "$hot" --json --overwrite \
+    --save "$out/hot-paths-table.json" --out "$out/hot-paths" > "$out/hot-paths.json" \
+    2> "$out/hot-paths.err"
+  echo "gpu-bench hot paths exit $? after $(since)"
+  reports+=("$out/hot-paths.json")
 fi
 
-"$py" scripts/gpu_check_report.py "${reports[@]}"
+# 5. the report, and the docs rendered from the new result file
+"$py" scripts/gpu_check_report.py "${reports[@]}" | tee "$out/report.txt"
+"$py" -m docs > "$out/docs.txt" 2>&1 && echo "docs rendered from benchmarks/results" \
+  || echo "python -m docs failed (see $out/docs.txt)"
 echo "gpu-check done in $(since); files in $out"

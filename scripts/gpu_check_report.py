@@ -1,21 +1,21 @@
-"""Print what scripts/gpu-check.sh measured: the gpu-bench tables and the issue's targets.
+"""Print what scripts/gpu-check.sh measured: the tables, the self-checks, one line per goal.
 
-Usage: ``python scripts/gpu_check_report.py RESULT.json [RESULT.json ...]`` (run from the
-repository root, or with it on PYTHONPATH). Each file is a ``gpu-bench --json`` document;
-a missing or unreadable one (a step that timed out or failed) is named and skipped, so the
-report prints whatever was measured. Exit status 0 unless no file could be read.
+Usage: ``python scripts/gpu_check_report.py FILE [FILE ...]`` (run from the repository root,
+or with it on PYTHONPATH). A FILE is a ``gpu-bench --json`` document, the benchmark's result
+file (``benchmarks/results/gpu-bench.json``: its rows are in ``figures.rows``) or a
+self-check verdict (``python -m iclr25.gpu.selfcheck`` output saved as JSON); a missing or
+unreadable one (a step that timed out or failed) is named and skipped, so the report prints
+whatever was measured. The goal lines come from :func:`iclr25.core.gpu_bench.goals.summary_lines`,
+the same function the benchmark and the docs use. Exit status 0 unless no file could be read.
 """
 
 from __future__ import annotations
 
 import json
-import operator
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-COMPARE = {">=": operator.ge, "<=": operator.le}
 
 
 def _load(path: str) -> dict | None:
@@ -24,10 +24,18 @@ def _load(path: str) -> dict | None:
     except (OSError, ValueError) as exc:
         print(f"{path}: no results ({type(exc).__name__}: {exc})")
         return None
-    if not isinstance(doc, dict) or "results" not in doc:
-        print(f"{path}: not a gpu-bench --json document")
+    if not isinstance(doc, dict):
+        print(f"{path}: not a gpu-bench document")
         return None
     return doc
+
+
+def _rows(doc: dict) -> list[dict] | None:
+    """The GPU rows of a CLI document or of the benchmark's result file."""
+    if isinstance(doc.get("results"), list):
+        return doc["results"]
+    rows = (doc.get("figures") or {}).get("rows")
+    return rows if isinstance(rows, list) else None
 
 
 def _correctness(rows: list[dict]) -> str:
@@ -38,11 +46,22 @@ def _correctness(rows: list[dict]) -> str:
     return text + (f"; OUTSIDE: {', '.join(bad)}" if bad else "")
 
 
+def _kernels_that_ran(rows: list[dict]) -> list[str]:
+    ran = {}
+    for r in rows:
+        if r.get("kernel"):
+            ran.setdefault((r["op"], r["shape"]), (r["kernel"], r.get("fallback") or ""))
+    return [
+        f"  {op} {shape}: {kernel}" + (f" (fallback: {why})" if why else "")
+        for (op, shape), (kernel, why) in ran.items()
+    ]
+
+
 def main(paths: list[str]) -> int:
     from rich.console import Console
 
-    from benchmarks.bench_gpu_bench import TARGETS, target_ratios
     from iclr25.commands.gpu_bench import _render
+    from iclr25.core.gpu_bench.goals import summary_lines
 
     console = Console(width=200)
     rows: list[dict] = []
@@ -52,21 +71,30 @@ def main(paths: list[str]) -> int:
         if doc is None:
             continue
         read += 1
-        device = (doc.get("environment") or {}).get("device") or {}
-        print(f"== {path}: device {device.get('name')}")
+        if "kernel" in doc and "ok" in doc:  # a self-check verdict
+            state = "passed" if doc["ok"] else f"FAILED: {doc.get('reason')}"
+            print(f"self-check {doc['kernel']}: {state}")
+            continue
+        device = ((doc.get("environment") or {}).get("device") or {}).get("name")
+        print(f"== {path}" + (f": device {device}" if device else ""))
         for warning in doc.get("warnings") or []:
             print(f"   warning: {warning}")
-        _render(console, doc["results"])
-        if isinstance(doc["results"], list):
-            rows += doc["results"]
+        for run in ((doc.get("figures") or {}).get("runs") or {}).values():
+            for warning in (run or {}).get("warnings") or []:
+                print(f"   warning: {warning}")
+        found = _rows(doc)
+        if found is None and isinstance(doc.get("results"), dict):
+            _render(console, doc["results"])
+        elif found:
+            _render(console, found)
+            rows += found
     if rows:
         print(_correctness(rows))
-    ratios = target_ratios(rows)
-    for name, (op, target) in TARGETS.items():
-        value = ratios.get(name)
-        verdict = "met" if value is not None and COMPARE[op](value, target) else "NOT met"
-        shown = "not measured" if value is None else f"{value:.3f} ({verdict})"
-        print(f"target {name} {op} {target}: {shown}")
+        print("kernels that ran:")
+        print("\n".join(_kernels_that_ran(rows)))
+    print("goals (ours / reference, same run):")
+    for line in summary_lines(rows):
+        print(f"  {line}")
     return 0 if read else 1
 
 

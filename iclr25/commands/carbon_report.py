@@ -2,12 +2,14 @@
 ICLR 2025) — from a manifest of runs (`estimate`), from GPU power logs (`power`), or by
 measuring a command live (`track`)."""
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from iclr25.commands import carbon_report_options as opt
+from iclr25.commands import carbon_report_paper as paper
 from iclr25.demo import DemoStep
 from iclr25.runner import Run, command, require
 
@@ -63,10 +65,12 @@ def _render_estimate(console, results) -> None:
     ]
     console.print(rows_table(table, title="by stage, as the paper reports it"))
     eq, ratio = results["equivalences"], results["development_final_ratio"]
+    co2e_homes = eq["us_home_years_co2e"]
     console.print(
         f"development / final: {_fmt(ratio['co2e_kg'])} (CO2e), {_fmt(ratio['water_l'])} (water); "
-        f"≈ {eq['us_home_years']:.1f} US home-years of electricity, "
-        f"≈ {eq['us_person_years_water']:.1f} US person-years of water"
+        f"≈ {eq['us_home_years_electricity']:.1f} US home-years of electricity"
+        + (f" ({co2e_homes:.1f} by CO2e)" if co2e_homes is not None else "")
+        + f", ≈ {eq['us_person_years_water']:.1f} US person-years of water"
     )
 
 
@@ -99,6 +103,7 @@ def estimate(
         ),
     ] = None,
     co2e_kg_per_home_year: opt.HomeYear = None,
+    kwh_per_home_year: opt.HomeKwh = None,
     water_l_per_person_year: opt.PersonYear = None,
     *,
     run: Run,
@@ -124,9 +129,13 @@ def estimate(
     )
     if manifest is None:
         manifest = example_file("example_manifest.yaml")
-        run.log(f"no manifest given: using the bundled example {manifest}")
+        run.warn(
+            f"no manifest given: the bundled example {manifest.name} (the paper's final "
+            "training runs whose inputs it prints, not its totals)"
+        )
     factors = {
         "co2e_kg_per_us_home_year": co2e_kg_per_home_year,
+        "kwh_per_us_home_year": kwh_per_home_year,
         "water_l_per_us_person_year": water_l_per_person_year,
     }
     with run.timer("estimate_s"):
@@ -159,11 +168,25 @@ def _render_power(console, results) -> None:
         }
         for g in results["gpus"][:64]
     ]
-    console.print(rows_table(rows, title=f"{results['gpu_count']} GPU(s)"))
-    summary = {
-        k: results[k]
-        for k in ("energy_kwh", "measured_energy_kwh", "scale", "gpu_hours", "avg_power_w")
-    }
+    if rows:
+        console.print(rows_table(rows, title=f"{len(results['gpus'])} logged GPU(s)"))
+    runs = [
+        {
+            "run": r["run_id"],
+            "GPUs": r["gpu_count"],
+            "kWh": r["energy_kwh"],
+            "CPU kWh": r["cpu_energy_kwh"],
+            "GPU kWh": r["gpu_energy_kwh"],
+            "RAM kWh": r["ram_energy_kwh"],
+            "s": r["duration_s"],
+        }
+        for r in results["runs"][:64]
+    ]
+    if runs:
+        console.print(rows_table(runs, title="CodeCarbon runs (IT energy)"))
+    keys = ("energy_kwh", "gpu_energy_kwh", "cpu_energy_kwh", "ram_energy_kwh", "gpu_count")
+    keys += ("measured_energy_kwh", "scale", "gpu_hours", "avg_power_w")
+    summary = {k: results[k] for k in keys if results[k] is not None}
     for key in ("co2e_kg", "water_l"):
         if key in results:
             summary[key] = results[key]
@@ -179,6 +202,7 @@ def _render_power(console, results) -> None:
             k: profile["aggregate"][k]
             for k in ("peak_power_w", "max_rise_w_per_s", "max_fall_w_per_s")
         }
+    summary["gpu_layout"] = {f["path"]: f["gpu_layout"] for f in results["files"]}
     summary["gaps"] = {k: results["gaps"][k] for k in ("count", "total_s")}
     summary["skipped"] = {k: v for k, v in results["skipped"].items() if v}
     render_mapping(console, summary, title="power logs")
@@ -217,6 +241,8 @@ def power(
         ),
     ] = None,
     nodes: opt.Nodes = None,
+    gpus: opt.Gpus = None,
+    gpu_column: opt.GpuColumn = None,
     max_gap: opt.MaxGap = 60.0,
     strict: opt.Strict = False,
     gpu_model: opt.GpuModel = None,
@@ -238,12 +264,9 @@ def power(
     run: Run,
 ) -> None:
     """Energy and power profile of GPU power logs (and their carbon and water)."""
-    from iclr25.core.carbon_report.power_report import (
-        PowerConfig,
-        analyse_power,
-        total_rows_estimate,
-    )
+    from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
     from iclr25.core.carbon_report.profile import ProfileConfig
+    from iclr25.core.carbon_report.streaming import total_rows_estimate
 
     require(
         low_share <= high_share,
@@ -259,11 +282,21 @@ def power(
     hardware = opt.hardware(
         gpu_model, tdp_w, embodied_co2e_kg_per_gpu, embodied_water_l_per_gpu, lifetime_years
     )
-    config = PowerConfig(max_gap, strict, nodes, hardware, profile)
+    config = PowerConfig(
+        max_gap, strict, nodes, hardware, profile, gpus=gpus, gpu_column=gpu_column
+    )
     site = opt.site(datacenter, pue, carbon_intensity, wue_onsite, wue_offsite)
+    example = None
     if not logs:
         logs = [example_file("example_power_log.csv")]
-        run.log(f"no log given: using the bundled example {logs[0]}")
+        example = json.loads(example_file("example_power_log.json").read_text(encoding="utf-8"))
+        trace = example["trace"]
+        run.warn(
+            f"no log given: analysing the bundled example {logs[0].name}, a SYNTHETIC "
+            f"trace ({trace['gpus']} GPUs, {trace['duration_s']:g} s, checkpoint every "
+            f"{trace['checkpoint_every_s']:g} s, seed {trace['seed']}; parameters in "
+            "results.example) — pass your own nvidia-smi log"
+        )
     for path in logs:
         require(path.is_file(), f"{path}: no such log file", "pass the path of a power log")
     with (
@@ -273,6 +306,8 @@ def power(
         analysis = analyse_power(logs, config, site, on_progress=advance)
     for message in analysis.warnings:
         run.warn(message)
+    if example is not None:
+        analysis.results["example"] = example
     if run.wants_artifacts:
         _write_power_artifacts(run, analysis)
     run.finish(
@@ -391,13 +426,19 @@ def _render_track(console, results) -> None:
 
 
 def _write_emissions(run: Run, path: Path | None, row: dict) -> None:
-    from iclr25.core.carbon_report.codecarbon_csv import append_row
+    from iclr25.core.carbon_report.codecarbon_csv import append_row, check_appendable
 
     staged = run.artifact_path("emissions.csv")
     if staged is not None:
         append_row(staged, row)
     if path is not None:
-        append_row(path, row)
+        release = check_appendable(path)[2]
+        dropped = append_row(path, row)  # in the file's own columns
+        if dropped:
+            run.warn(
+                f"{path} has CodeCarbon {release} columns: {', '.join(dropped)} not written "
+                "(the row follows the file's header)"
+            )
 
 
 def _track_warnings(run: Run, results: dict, m) -> None:
@@ -425,14 +466,36 @@ def _track_warnings(run: Run, results: dict, m) -> None:
         )
 
 
+# ---------------------------------------------------------------------------------------
+# inference, reproduce (iclr25/commands/carbon_report_paper.py)
+# ---------------------------------------------------------------------------------------
+command(app, "inference", epilog=paper.INFERENCE_KEYS)(paper.inference)
+command(app, "reproduce", epilog=paper.REPRODUCE_KEYS)(paper.reproduce)
+
+
 DEMO = (
+    DemoStep(
+        "carbon-report reproduce",
+        ("carbon-report", "reproduce"),
+        lambda doc: doc["results"]["headline"],
+        timeout_s=60.0,
+    ),
     DemoStep(
         "carbon-report estimate",
         ("carbon-report", "estimate"),
         lambda doc: (
+            f"{len(doc['results']['runs'])} of the paper's runs: "
             f"{doc['results']['totals']['total_co2e_kg'] / 1000:.0f} t CO2e, "
-            f"{doc['results']['totals']['total_water_l'] / 1000:,.0f} kL water, "
-            f"dev/final {doc['results']['development_final_ratio']['co2e_kg']:.2f}"
+            f"{doc['results']['totals']['total_water_l'] / 1000:,.0f} kL water"
+        ),
+        timeout_s=60.0,
+    ),
+    DemoStep(
+        "carbon-report inference",
+        ("carbon-report", "inference"),
+        lambda doc: (
+            f"{doc['results']['per_request']['co2e_g']:.3f} g CO2e per request; "
+            f"{doc['results']['breakeven']['requests_co2e']:.3g} requests match training"
         ),
         timeout_s=60.0,
     ),
@@ -440,7 +503,8 @@ DEMO = (
         "carbon-report power",
         ("carbon-report", "power", "--datacenter", "texas"),
         lambda doc: (
-            f"{doc['results']['energy_kwh']:.3f} kWh over {doc['results']['gpu_count']} GPUs, "
+            f"synthetic example: {doc['results']['energy_kwh']:.3f} kWh over "
+            f"{doc['results']['gpu_count']} GPUs, "
             f"{doc['results']['profile']['dips']['count']} dips, "
             f"{doc['results']['profile']['time_above_high_frac']:.0%} of time above 85% TDP"
         ),

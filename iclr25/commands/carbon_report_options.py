@@ -61,7 +61,13 @@ Utilization = _float(
 # -- equivalences -----------------------------------------------------------------------
 HomeYear = _float(
     "--co2e-kg-per-home-year",
-    "CO2e of a US home's electricity for a year (kg).",
+    "CO2e of a US home's electricity for a year (kg): adds home-years by CO2e (no default).",
+    EQUIVALENCES,
+    min=1e-9,
+)
+HomeKwh = _float(
+    "--kwh-per-home-year",
+    "Electricity of a US home for a year (kWh; default EIA's 10,715).",
     EQUIVALENCES,
     min=1e-9,
 )
@@ -73,6 +79,19 @@ PersonYear = _float(
 Nodes = Annotated[
     int | None,
     option("--nodes", "Total nodes the files stand for: energy is scaled by nodes / files.", min=1),
+]
+Gpus = Annotated[
+    int | None,
+    option(
+        "--gpus",
+        "GPUs per log file without a GPU id column (default: read from the timestamps' "
+        "layout; an ambiguous layout is refused).",
+        min=1,
+    ),
+]
+GpuColumn = Annotated[
+    str | None,
+    option("--gpu-column", "The log's column naming each row's GPU (default: index, uuid ...)."),
 ]
 MaxGap = Annotated[
     float,
@@ -131,12 +150,15 @@ ESTIMATE_KEYS = (
     "water_offsite_l, embodied_co2e_kg, embodied_water_l, total_co2e_kg, total_water_l, "
     "energy_basis, estimated, constants), stages (development/final/inference with the same "
     "footprint keys, manufacturing = embodied), totals, development_final_ratio "
-    "(energy_kwh, co2e_kg, water_l), equivalences (us_home_years, us_person_years_water, "
-    "sources), breakdown (the paper's table), sources."
+    "(energy_kwh, co2e_kg, water_l), equivalences (us_home_years_electricity, "
+    "us_home_years_co2e, us_person_years_water, factors, sources), breakdown (the paper's "
+    "table), sources."
 )
 POWER_KEYS = (
-    "JSON results: energy_kwh (all GPUs and files, scaled by --nodes), measured_energy_kwh, "
-    "nodes, scale, gpu_count, gpu_hours, avg_power_w, files, skipped, gaps (count, total_s, "
+    "JSON results: energy_kwh (all GPUs and files, scaled by --nodes; CodeCarbon files: CPU + "
+    "GPU + RAM), measured_energy_kwh, gpu_energy_kwh, cpu_energy_kwh, ram_energy_kwh, "
+    "nodes, scale, gpu_count, gpu_hours, avg_power_w, files (with gpu_layout), runs "
+    "(CodeCarbon runs), skipped, gaps (count, total_s, "
     "max_s, energy_if_bridged_kwh, first), profile (share_of_tdp, time_below_low_frac, "
     "time_above_high_frac, share_percentiles, power_percentiles_w, dips, ramps, aggregate), "
     "gpus (per GPU: energy_kwh, avg_power_w, samples, duration_s, covered_s, gaps, profile); "

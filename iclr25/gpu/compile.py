@@ -224,6 +224,15 @@ def build_cubin(spec: KernelSpec, arch: str) -> Path:
     return path
 
 
+@functools.cache
+def cubin_path(name: str, arch: str) -> Path:
+    """:func:`build_cubin` of registered kernel ``name``, once per process: a launch then
+    costs a dict lookup instead of hashing the source and its headers."""
+    from iclr25.gpu.registry import get_kernel
+
+    return build_cubin(get_kernel(name), arch)
+
+
 def cached_status(archs: tuple[str, ...] = DEFAULT_ARCHS) -> list[dict]:
     """What the compile cache knows, without compiling: one row per (kernel, arch)."""
     version = nvcc_version()

@@ -59,7 +59,7 @@ def test_wrapper_rejects_cpu_tensors_before_touching_a_gpu():
 
 def test_wrapper_rejects_an_unknown_kernel_name():
     a = torch.zeros(4, 4, dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match="auto, mma.sync or wgmma"):
+    with pytest.raises(ValueError, match="auto or one of hopper, wgmma, mma.sync"):
         gemm(a, a, kernel="cublas")
 
 

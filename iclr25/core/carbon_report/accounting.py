@@ -173,24 +173,34 @@ def development_final_ratio(stages: dict[str, dict]) -> dict[str, float]:
     return {k: _ratio(dev[k], fin[k]) for k in ("energy_kwh", "co2e_kg", "water_l")}
 
 
-def equivalences(
-    total_co2e_kg: float, total_water_l: float, factors: dict[str, float] | None = None
-) -> dict:
-    """The paper's equivalences: US home-years of electricity, US person-years of water.
+def equivalences(totals: dict, factors: dict[str, float] | None = None) -> dict:
+    """US home-years of electricity and US person-years of water of ``totals``.
 
-    ``factors`` replaces the presets' ``co2e_kg_per_us_home_year`` and/or
-    ``water_l_per_us_person_year``."""
+    Home-years by energy (facility kWh / a home's yearly kWh, EIA), and by CO2e only when
+    ``factors`` gives ``co2e_kg_per_us_home_year`` (the paper's "98 homes" uses an EPA
+    factor it does not print, so no default is assumed); person-years of water from USGS'
+    per-capita domestic use. ``factors`` may replace ``kwh_per_us_home_year`` and
+    ``water_l_per_us_person_year`` as well."""
     given = {k: v for k, v in (factors or {}).items() if v is not None}
-    (per_home, home_src), (per_person, person_src) = (
-        (given[key], "given") if key in given else equivalence(key)
-        for key in ("co2e_kg_per_us_home_year", "water_l_per_us_person_year")
-    )
+
+    def factor(key: str) -> tuple[float, str]:
+        return (given[key], "given") if key in given else equivalence(key)
+
+    per_home_kwh, home_src = factor("kwh_per_us_home_year")
+    per_person_l, person_src = factor("water_l_per_us_person_year")
+    per_home_co2e = given.get("co2e_kg_per_us_home_year")
     return {
-        "us_home_years": total_co2e_kg / per_home,
-        "us_person_years_water": total_water_l / per_person,
-        "co2e_kg_per_us_home_year": per_home,
-        "water_l_per_us_person_year": per_person,
-        "sources": {"us_home_years": home_src, "us_person_years_water": person_src},
+        "us_home_years_electricity": totals["energy_kwh"] / per_home_kwh,
+        "us_home_years_co2e": totals["total_co2e_kg"] / per_home_co2e if per_home_co2e else None,
+        "us_person_years_water": totals["total_water_l"] / per_person_l,
+        "kwh_per_us_home_year": per_home_kwh,
+        "co2e_kg_per_us_home_year": per_home_co2e,
+        "water_l_per_us_person_year": per_person_l,
+        "sources": {
+            "us_home_years_electricity": home_src,
+            "us_home_years_co2e": "given" if per_home_co2e else "not computed: give a factor",
+            "us_person_years_water": person_src,
+        },
     }
 
 
@@ -245,9 +255,7 @@ def summarize(specs: list[RunSpec], equivalence_factors: dict[str, float] | None
         "stages": stages_out,
         "totals": totals,
         "development_final_ratio": development_final_ratio(stages),
-        "equivalences": equivalences(
-            totals["total_co2e_kg"], totals["total_water_l"], equivalence_factors
-        ),
+        "equivalences": equivalences(totals, equivalence_factors),
         "breakdown": breakdown(stages, totals),
         "sources": constant_sources(specs),
     }

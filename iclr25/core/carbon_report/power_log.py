@@ -8,8 +8,12 @@ Formats (detected from the header, or the Parquet magic bytes):
   (``612.34 W``). Extra columns are ignored; a ``name`` column names the GPU model.
 - plain CSV or Parquet: ``timestamp`` (epoch seconds or ISO 8601), optional ``gpu``, and
   ``power_w`` (or ``power_kw`` / ``power_mw``).
-- CodeCarbon ``emissions.csv``: one row per run (or per save), with cumulative
-  ``gpu_energy`` in kWh; read as per-run energy counters, not as a time series.
+- CodeCarbon ``emissions.csv``: one row per run (or per save), with cumulative CPU, GPU
+  and RAM energies in kWh; read by :mod:`codecarbon_csv` as per-run counters.
+
+GPUs: an id column (``index``, ``uuid``, ``pci.bus_id``, ``gpu``, or ``gpu_column``) names
+each row's GPU; without one, :mod:`interleave` reads how many GPUs the rows interleave from
+the timestamps (or takes ``gpus``), and checks every later row against that layout.
 
 CSV is read with pyarrow's streaming reader in blocks (bounded memory, one block at a time);
 every column arrives as raw bytes and is converted here (times by :mod:`timestamps`, power
@@ -32,7 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr25.core.carbon_report import interleave
 from iclr25.core.carbon_report.arrow_numpy import to_numpy
+from iclr25.core.carbon_report.interleave import Layout
 from iclr25.core.carbon_report.power_values import UNIT_FACTORS, as_text, parse_power
 from iclr25.core.carbon_report.timestamps import parse_timestamps, string_parts
 from iclr25.errors import InputError
@@ -79,6 +85,7 @@ KIND_TEXT = {
     "converted_units": "power values in another unit than the column's",
     "duplicate_timestamps": "samples repeating a GPU's previous timestamp",
     "out_of_order": "samples earlier than a GPU's previous one",
+    "repeated_header": "repeated header lines (concatenated logs?)",
 }
 
 
@@ -109,7 +116,8 @@ def detect_format(path: Path) -> str:
         return "parquet"
     header = head.splitlines()[0].decode("utf-8-sig", errors="replace")
     names = [_clean(c) for c in header.split(",")]
-    if "gpu_energy" in names and ("run_id" in names or "codecarbon_version" in names):
+    energy = {"energy_consumed", "cpu_energy", "gpu_energy", "ram_energy"} & set(names)
+    if "duration" in names and energy and ("run_id" in names or "codecarbon_version" in names):
         return "codecarbon"
     if "timestamp" in names and any(n.split(" ")[0] in POWER_COLUMNS for n in names):
         return "nvidia-smi"
@@ -132,9 +140,21 @@ def _power_unit(name: str) -> float | None:
     return UNIT_FACTORS[match.group(1)] if match else None
 
 
-def _header_unit(name: str) -> float:
-    match = re.search(r"\[(mw|w|kw)\]", name)
-    return UNIT_FACTORS[match.group(1)] if match else 1.0
+HEADER_UNITS = {"W": 1.0, "w": 1.0, "mW": 1e-3, "kW": 1e3, "KW": 1e3, "kw": 1e3}
+
+
+def _header_unit(name: str, path: Path) -> float:
+    """Unit factor of a header like ``power.draw [W]`` (case matters: mW is not MW)."""
+    match = re.search(r"\[([^\]]*)\]", name)
+    if not match:
+        return 1.0
+    unit = match.group(1).strip()
+    if unit not in HEADER_UNITS:
+        raise InputError(
+            f"{path}: the power column {name.strip()!r} is in {unit!r}",
+            "give power in W, mW or kW (as nvidia-smi's power.draw [W])",
+        )
+    return HEADER_UNITS[unit]
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,11 +163,24 @@ def _header_unit(name: str) -> float:
 class PowerLogReader:
     """One power log (CSV or Parquet) as a stream of :class:`SampleBatch`."""
 
-    def __init__(self, path: Path, fmt: str, strict: bool = False, block_bytes: int = BLOCK_BYTES):
+    def __init__(
+        self,
+        path: Path,
+        fmt: str,
+        strict: bool = False,
+        block_bytes: int = BLOCK_BYTES,
+        gpus: int | None = None,
+        gpu_column: str | None = None,
+    ):
         self.path = Path(path)
         self.format = fmt
         self.strict = strict
         self.block_bytes = block_bytes
+        self.gpus = gpus  # GPUs per file (--gpus), for logs without an id column
+        self.gpu_column = gpu_column  # the column naming the GPU (--gpu-column)
+        self.layout: Layout | None = None  # how rows map to GPUs (no id column)
+        self._sample_rows = 0  # rows that take a GPU slot (not blank, not a header)
+        self._layout_carry: tuple[int, float] | None = None
         self.problems = Problems()
         self.gpu_labels: list[str] = []  # dense id -> label
         self._label_ids: dict[str, int] = {}
@@ -180,6 +213,14 @@ class PowerLogReader:
         roles["time"] = self._pick(names, clean, ("timestamp", "time"), "a timestamp column")
         roles["power"], roles["unit"] = self._power_column(names, clean)
         gpu = next((names[clean.index(c)] for c in GPU_ID_COLUMNS if c in clean), None)
+        if self.gpu_column is not None:
+            wanted = _clean(self.gpu_column)
+            if wanted not in clean:
+                raise InputError(
+                    f"{self.path}: no column {self.gpu_column!r} (columns: {', '.join(names)})",
+                    "give --gpu-column one of the log's columns",
+                )
+            gpu = names[clean.index(wanted)]
         roles["gpu"] = gpu
         roles["name"] = names[clean.index("name")] if "name" in clean else None
         return roles
@@ -190,7 +231,7 @@ class PowerLogReader:
         for wanted in POWER_COLUMNS:
             if wanted in bases:
                 i = bases.index(wanted)
-                return names[i], _header_unit(clean[i])
+                return names[i], _header_unit(names[i], self.path)
         for i, c in enumerate(clean):
             if _power_unit(c):
                 return names[i], _power_unit(c)
@@ -318,15 +359,21 @@ class PowerLogReader:
                 self.origin_s = int(math.floor(finite.min()))
         t = parse_timestamps(time_col, self.origin_s or 0)
         watts, kinds = parse_power(table.column(self._columns["power"]), self._columns["unit"])
-        gpu = self._gpu_ids(table, n)
         no_time = np.isnan(t)
+        blank, header = self._skip_rows(table) if no_time.any() else (None, None)
+        skip = blank | header if blank is not None else np.zeros(n, bool)
+        if self._columns["gpu"] is not None:
+            gpu = self._gpu_ids(table, n)
+        else:
+            gpu = self._layout_ids(t, skip)
         if not (kinds or no_time.any() or (gpu < 0).any()):
             return SampleBatch(t, gpu, watts, self.rows_read)  # every row usable
-        blank = self._blank_rows(table) if no_time.any() else np.zeros(n, bool)
-        malformed = (no_time | (gpu < 0)) & ~blank
+        malformed = (no_time | (gpu < 0)) & ~skip
         rows = np.arange(self.rows_read, self.rows_read + n)
         self.record("malformed_rows", rows[malformed])
-        usable = ~(malformed | blank)
+        if header is not None:
+            self.record("repeated_header", rows[header])
+        usable = ~(malformed | skip)
         for kind, mask in kinds.items():
             self.record(kind, rows[mask & usable])
         bad = ~usable | np.isnan(watts)
@@ -335,7 +382,8 @@ class PowerLogReader:
             gpu = np.where(bad, -1, gpu)
         return SampleBatch(t, gpu, watts, self.rows_read)
 
-    def _blank_rows(self, table) -> np.ndarray:
+    def _skip_rows(self, table) -> tuple[np.ndarray, np.ndarray]:
+        """(blank rows, repeated header lines) of a batch: rows that are no sample."""
         import pyarrow.compute as pc
 
         blank = None
@@ -343,15 +391,45 @@ class PowerLogReader:
             col = as_text(table.column(name)).fill_null("")
             empty = to_numpy(pc.equal(pc.utf8_trim_whitespace(col), ""))
             blank = empty if blank is None else blank & empty
-        return blank
+        time_text = as_text(table.column(self._columns["time"])).fill_null("")
+        stamp = pc.utf8_lower(pc.utf8_trim(time_text, characters=' "'))
+        header = to_numpy(pc.equal(stamp, _clean(self._columns["time"])))
+        return blank, header & ~blank
+
+    def _layout_ids(self, t: np.ndarray, skip: np.ndarray) -> np.ndarray:
+        """GPU ids of a batch of a log without an id column, from its layout (decided on
+        the first batch, checked on every batch)."""
+        sample = ~skip
+        slots = self._sample_rows + np.cumsum(sample) - 1  # (n,) GPU slot of each row
+        if self.layout is None:
+            probe = t[sample]
+            if self.gpus:
+                self.layout = interleave.given(self.gpus, probe)
+            else:
+                self.layout = interleave.detect(probe, str(self.path))
+            for k in range(self.layout.gpus):
+                self._dense_id(str(k))
+        gpu = np.where(sample, self.layout.gpu_of(slots), -1)
+        if self.layout.skew_s is not None and self.layout.gpus > 1:
+            rows = np.flatnonzero(sample)
+            bad, self._layout_carry = interleave.check(
+                self.layout, slots[rows], t[rows], self._layout_carry
+            )
+            if len(bad):
+                raise InputError(
+                    f"{self.where(self.rows_read + int(rows[bad[0]]))}: the row breaks the "
+                    f"log's layout ({self.layout.how}, read from its first rows): a GPU's "
+                    "line is missing or extra",
+                    interleave.FIX,
+                )
+        self._sample_rows += int(sample.sum())
+        return gpu
 
     def _gpu_ids(self, table, n: int) -> np.ndarray:
         import pyarrow as pa
         import pyarrow.compute as pc
 
         column = self._columns["gpu"]
-        if column is None:
-            return np.zeros(n, dtype=np.int64) + self._dense_id("0")
         values = table.column(column)
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
@@ -424,54 +502,3 @@ class PowerLogReader:
                 found.setdefault(label, row[names.index(name_col)].strip())
         self.gpu_names = found
         return found
-
-
-# ---------------------------------------------------------------------------------------
-# CodeCarbon emissions.csv: per-run cumulative counters
-# ---------------------------------------------------------------------------------------
-def read_codecarbon(path: Path) -> list[dict]:
-    """One entry per run_id: its last row's cumulative energies (kWh), duration and GPUs."""
-    path = Path(path)
-    with open_log(path) as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows:
-        raise InputError(
-            f"{path}: the CodeCarbon file has no rows", "pass an emissions.csv with data"
-        )
-    runs: dict[str, dict] = {}
-    for i, row in enumerate(rows):
-        where = f"{path} line {i + 2}"
-        try:
-            gpu_kwh = float(row.get("gpu_energy") or "nan")
-            duration = float(row.get("duration") or "nan")
-        except ValueError:
-            raise InputError(
-                f"{where}: gpu_energy/duration are not numbers", "fix the row"
-            ) from None
-        if not (math.isfinite(gpu_kwh) and gpu_kwh >= 0 and math.isfinite(duration)):
-            raise InputError(
-                f"{where}: gpu_energy={row.get('gpu_energy')!r} is not a valid kWh figure",
-                "fix the row",
-            )
-        run_id = row.get("run_id") or f"row {i + 2}"
-        if run_id in runs and runs[run_id]["duration_s"] > duration:
-            continue  # counters are cumulative: keep the latest row of each run
-        runs[run_id] = {
-            "run_id": run_id,
-            "duration_s": duration,
-            "gpu_energy_kwh": gpu_kwh,
-            "cpu_energy_kwh": _float_or_nan(row.get("cpu_energy")),
-            "ram_energy_kwh": _float_or_nan(row.get("ram_energy")),
-            "energy_consumed_kwh": _float_or_nan(row.get("energy_consumed")),
-            "gpu_count": int(float(row.get("gpu_count") or 0)),
-            "gpu_model": (row.get("gpu_model") or "").strip() or None,
-            "timestamp": row.get("timestamp"),
-        }
-    return list(runs.values())
-
-
-def _float_or_nan(text: str | None) -> float:
-    try:
-        return float(text) if text not in (None, "") else math.nan
-    except ValueError:
-        return math.nan

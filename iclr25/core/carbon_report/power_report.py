@@ -19,6 +19,7 @@ import numpy as np
 
 from iclr25.core.carbon_report import profile as prof
 from iclr25.core.carbon_report.accounting import RunSpec, account_run
+from iclr25.core.carbon_report.codecarbon_csv import CodeCarbonFile, read_codecarbon
 from iclr25.core.carbon_report.integrate import J_PER_KWH, FileIntegrator, IntegrationConfig
 from iclr25.core.carbon_report.manifest import GpuOverrides, resolve_gpu
 from iclr25.core.carbon_report.power_log import (
@@ -26,10 +27,9 @@ from iclr25.core.carbon_report.power_log import (
     KIND_TEXT,
     PowerLogReader,
     detect_format,
-    open_log,
-    read_codecarbon,
 )
 from iclr25.core.carbon_report.presets import Site, find_gpu_model_key, gpu_model
+from iclr25.core.carbon_report.streaming import prefetch
 from iclr25.errors import InputError
 
 DEFAULT_GPU = "h100-sxm"
@@ -45,6 +45,9 @@ class PowerConfig:
     hardware: GpuOverrides = dataclasses.field(default_factory=GpuOverrides)
     profile: prof.ProfileConfig = dataclasses.field(default_factory=prof.ProfileConfig)
     block_bytes: int = BLOCK_BYTES  # CSV block size (arrow holds ~32 blocks: memory bound)
+    # logs without a GPU id column: GPUs per file (None: read from the timestamps' layout)
+    gpus: int | None = None
+    gpu_column: str | None = None  # the column naming each row's GPU (None: index, uuid ...)
 
 
 @dataclasses.dataclass
@@ -56,7 +59,8 @@ class FileResult:
     origin_s: float
     integrator: FileIntegrator | None = None
     reader: PowerLogReader | None = None
-    codecarbon: list[dict] | None = None
+    codecarbon: CodeCarbonFile | None = None
+    layout: str = ""  # how each row's GPU was known
 
 
 @dataclasses.dataclass
@@ -95,61 +99,15 @@ class _TdpResolver:
         return default.tdp_w, None
 
 
-def _estimate_rows(path: Path) -> int:
-    """Rows of a log from its size and its first lines (for the progress bar)."""
-    size = path.stat().st_size
-    with open_log(path, "rb") as fh:
-        head = fh.read(1 << 20)
-        compressed = fh.fileobj.tell() if hasattr(fh, "fileobj") else None  # gzip only
-    lines = max(head.count(b"\n"), 1)
-    ratio = len(head) / compressed if compressed else (5.0 if path.suffix == ".bz2" else 1.0)
-    return max(1, int(size * ratio * lines / max(len(head), 1)))
-
-
-def prefetch(batches, depth: int = 2):
-    """Iterate ``batches`` produced by a background thread, at most ``depth`` ahead.
-
-    Parsing (pyarrow, numpy) releases the GIL, so reading the next block overlaps with
-    integrating this one; memory stays bounded by ``depth`` blocks. Exceptions from the
-    producer are raised here, in order."""
-    import queue
-    import threading
-
-    items: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for batch in batches:
-                if stop.is_set():
-                    return
-                items.put(("batch", batch))
-            items.put(("end", done))
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            items.put(("error", exc))
-
-    worker = threading.Thread(target=produce, name="carbon-report-reader", daemon=True)
-    worker.start()
-    try:
-        while True:
-            kind, value = items.get()
-            if kind == "end":
-                return
-            if kind == "error":
-                raise value
-            yield value
-    finally:
-        stop.set()
-        while worker.is_alive():  # unblock a producer waiting on a full queue
-            try:
-                items.get_nowait()
-            except queue.Empty:
-                worker.join(0.01)
-
-
 def _read_file(path, fmt, config, tdp_for, on_progress) -> FileResult:
-    reader = PowerLogReader(path, fmt, strict=config.strict, block_bytes=config.block_bytes)
+    reader = PowerLogReader(
+        path,
+        fmt,
+        strict=config.strict,
+        block_bytes=config.block_bytes,
+        gpus=config.gpus,
+        gpu_column=config.gpu_column,
+    )
     names = reader.read_gpu_names()
     profile = prof.ProfileAccumulator(config.profile)
     integ = FileIntegrator(
@@ -167,8 +125,21 @@ def _read_file(path, fmt, config, tdp_for, on_progress) -> FileResult:
     integ.finish()
     if integ.k == 0 or integ.n_samples.sum() == 0:
         raise InputError(f"{path}: no usable power samples", "check the file's rows and units")
+    layout = reader.layout.how if reader.layout else f"GPU id column {reader._columns['gpu']!r}"
+    if config.gpus and reader.layout is None and integ.k != config.gpus:
+        raise InputError(
+            f"{path}: its {layout} names {integ.k} GPUs, --gpus says {config.gpus}",
+            "drop --gpus (the column names the GPUs) or give the right count",
+        )
     return FileResult(
-        path, fmt, list(reader.gpu_labels), models, float(reader.origin_s or 0), integ, reader
+        path,
+        fmt,
+        list(reader.gpu_labels),
+        models,
+        float(reader.origin_s or 0),
+        integ,
+        reader,
+        layout=layout,
     )
 
 
@@ -182,17 +153,15 @@ def read_logs(
     for path in map(Path, paths):
         fmt = detect_format(path)
         if fmt == "codecarbon":
-            runs = read_codecarbon(path)
-            labels = [r["run_id"] for r in runs]
-            models = [find_gpu_model_key(r["gpu_model"]) if r["gpu_model"] else None for r in runs]
-            files.append(FileResult(path, fmt, labels, models, 0.0, codecarbon=runs))
+            cc = read_codecarbon(path)
+            models = [
+                find_gpu_model_key(r["gpu_model"]) if r["gpu_model"] else None for r in cc.runs
+            ]
+            layout = f"CodeCarbon {cc.release} columns"
+            files.append(FileResult(path, fmt, [], models, 0.0, codecarbon=cc, layout=layout))
         else:
             files.append(_read_file(path, fmt, config, tdp_for, on_progress))
     return files
-
-
-def total_rows_estimate(paths: list[Path]) -> int:
-    return sum(_estimate_rows(Path(p)) for p in paths)
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,8 +205,7 @@ def _gpu_rows(files: list[FileResult], cfg: prof.ProfileConfig) -> list[dict]:
     rows = []
     for node, f in enumerate(files):
         if f.codecarbon is not None:
-            rows += [_codecarbon_row(node, f, run) for run in f.codecarbon]
-            continue
+            continue  # runs, not GPUs: see _codecarbon_runs
         integ, acc = f.integrator, f.integrator.profile
         for g, label in enumerate(f.labels):
             covered = float(integ.covered_s[g])
@@ -267,27 +235,34 @@ def _gpu_rows(files: list[FileResult], cfg: prof.ProfileConfig) -> list[dict]:
     return rows
 
 
-def _codecarbon_row(node: int, f: FileResult, run: dict) -> dict:
-    duration = run["duration_s"]
-    count = max(run["gpu_count"], 1)
-    return {
-        "gpu": run["run_id"],
-        "node": node,
-        "file": str(f.path),
-        "source": "codecarbon",
-        "gpu_model": find_gpu_model_key(run["gpu_model"]) if run["gpu_model"] else None,
-        "gpu_count": run["gpu_count"],
-        "samples": None,
-        "duration_s": duration,
-        "covered_s": duration * count if run["gpu_count"] else 0.0,
-        "energy_kwh": run["gpu_energy_kwh"],
-        "avg_power_w": run["gpu_energy_kwh"] * J_PER_KWH / (duration * count)
-        if duration > 0
-        else math.nan,
-        "cpu_energy_kwh": run["cpu_energy_kwh"],
-        "ram_energy_kwh": run["ram_energy_kwh"],
-        "profile": None,
-    }
+def _codecarbon_runs(files: list[FileResult]) -> list[dict]:
+    """One entry per CodeCarbon run: its energies (IT, kWh), GPUs and GPU-hours."""
+    out = []
+    for node, f in enumerate(files):
+        if f.codecarbon is None:
+            continue
+        for run, model in zip(f.codecarbon.runs, f.models, strict=True):
+            duration, count = run["duration_s"], run["gpu_count"]
+            out.append(
+                {
+                    **{k: v for k, v in run.items() if k != "line"},
+                    "node": node,
+                    "file": str(f.path),
+                    "line": run["line"],
+                    "gpu_model_key": model,
+                    "gpu_hours": duration * count / 3600.0,
+                    "avg_power_w": run["energy_kwh"] * J_PER_KWH / duration
+                    if duration > 0
+                    else math.nan,
+                }
+            )
+    return out
+
+
+def _part_sum(rows: list[dict], key: str) -> float | None:
+    """Sum of ``key`` over the runs that know it (None when none does)."""
+    known = [r[key] for r in rows if r.get(key) is not None]
+    return float(sum(known)) if known else None
 
 
 # ---------------------------------------------------------------------------------------
@@ -379,6 +354,17 @@ def _file_summaries(files: list[FileResult]) -> tuple[list[dict], dict[str, int]
     out, skipped = [], {"duplicate_timestamps": 0, "out_of_order": 0}
     for node, f in enumerate(files):
         entry = {"path": str(f.path), "node": node, "format": f.format, "gpus": len(f.labels)}
+        entry["gpu_layout"] = f.layout
+        if f.codecarbon is not None:
+            cc = f.codecarbon
+            entry.update(
+                gpus=max((r["gpu_count"] for r in cc.runs), default=0),
+                release=cc.release,
+                runs=len(cc.runs),
+                extra_columns=cc.extra_columns,
+                skipped=dict(cc.problems),
+                first_lines=dict(cc.first_lines),
+            )
         if f.reader is not None:
             problems = f.reader.problems
             entry.update(
@@ -448,24 +434,20 @@ def analyse_power(
     warnings: list[str] = []
     files = read_logs(paths, config, on_progress, warnings)
     rows = _gpu_rows(files, config.profile)
-    measured_kwh = sum(r["energy_kwh"] for r in rows)
+    runs = _codecarbon_runs(files)
     scale = config.nodes / len(files) if config.nodes else 1.0
     file_info, skipped = _file_summaries(files)
     gaps = _gap_summary(files, config.max_gap_s)
-    covered_s = sum(r["covered_s"] for r in rows)
     results = {
-        "energy_kwh": measured_kwh * scale,
-        "measured_energy_kwh": measured_kwh,
+        **_energy_totals(files, rows, runs, scale),
         "nodes": config.nodes,
         "scale": scale,
-        "gpu_count": len(rows),
-        "gpu_hours": covered_s / 3600.0 * scale,
-        "avg_power_w": measured_kwh * J_PER_KWH / covered_s if covered_s > 0 else math.nan,
         "files": file_info,
         "skipped": skipped,
         "gaps": gaps,
         "profile": _overall_profile(files, rows, config.profile),
         "gpus": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
+        "runs": runs,
     }
     series_t, series_p, dips, tdp_total = np.zeros(0), np.zeros(0), [], 0.0
     if results["profile"] is not None:
@@ -489,8 +471,61 @@ def analyse_power(
                 "no preset GPU model in the logs: embodied CO2e and water not counted; "
                 "pass --gpu-model (or the --embodied-* constants, --tdp-w and --lifetime-years)"
             )
-    warnings += _warnings_for(skipped, gaps, file_info)
+    warnings += _warnings_for(skipped, gaps, file_info) + _source_notes(files)
     return PowerAnalysis(results, warnings, series_t, series_p, dips, tdp_total)
+
+
+def _energy_totals(files, rows: list[dict], runs: list[dict], scale: float) -> dict:
+    """Energy (all parts), its GPU / CPU / RAM parts, GPUs and GPU-hours, × ``scale``.
+
+    Power logs give GPU energy only; CodeCarbon runs give CPU, GPU and RAM energy (IT)."""
+    log_kwh = sum(r["energy_kwh"] for r in rows)
+    measured_kwh = log_kwh + sum(r["energy_kwh"] for r in runs)
+    cc_gpu = _part_sum(runs, "gpu_energy_kwh")
+    gpu_kwh = log_kwh + (cc_gpu or 0.0) if rows or cc_gpu is not None else None
+    gpu_s = sum(r["covered_s"] for r in rows) + 3600.0 * sum(r["gpu_hours"] for r in runs)
+    per_file = [
+        max((r["gpu_count"] for r in f.codecarbon.runs), default=0) for f in files if f.codecarbon
+    ]
+    return {
+        "energy_kwh": measured_kwh * scale,
+        "measured_energy_kwh": measured_kwh,
+        "gpu_energy_kwh": gpu_kwh * scale if gpu_kwh is not None else None,
+        "cpu_energy_kwh": _scaled(_part_sum(runs, "cpu_energy_kwh"), scale),
+        "ram_energy_kwh": _scaled(_part_sum(runs, "ram_energy_kwh"), scale),
+        "gpu_count": len(rows) + sum(per_file),
+        "gpu_hours": gpu_s / 3600.0 * scale,
+        "avg_power_w": (gpu_kwh or 0.0) * J_PER_KWH / gpu_s if gpu_s > 0 else math.nan,
+    }
+
+
+def _scaled(value: float | None, scale: float) -> float | None:
+    return value * scale if value is not None else None
+
+
+def _source_notes(files: list[FileResult]) -> list[str]:
+    """Warnings on how each file was read: GPUs inferred from the layout, CodeCarbon rows
+    skipped, PUE divided out of CodeCarbon's energies."""
+    notes = []
+    for f in files:
+        reader = f.reader
+        if reader is not None and reader.layout is not None and reader.layout.gpus > 1:
+            notes.append(
+                f"{f.path}: no GPU id column; {reader.layout.how}, so row i is GPU "
+                f"(i + {reader.layout.offset}) mod {reader.layout.gpus}; "
+                "pass --gpus or --gpu-column to say otherwise"
+            )
+        if f.codecarbon is None:
+            continue
+        notes += f.codecarbon.notes()
+        pues = sorted({r["pue"] for r in f.codecarbon.runs if r["pue"] != 1.0})
+        if pues:
+            notes.append(
+                f"{f.path}: CodeCarbon's energies include its pue column "
+                f"({', '.join(f'{p:g}' for p in pues)}): divided out to IT energy, so the "
+                "site's PUE is applied once"
+            )
+    return notes
 
 
 def _account(results: dict, files: list[FileResult], config: PowerConfig, site: Site) -> dict:

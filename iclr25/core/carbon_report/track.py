@@ -319,10 +319,15 @@ def summarize(m: Measurement, config: TrackConfig) -> dict:
 
 
 def emissions_row(m: Measurement, results: dict, config: TrackConfig) -> dict:
-    """One CodeCarbon ``emissions.csv`` row for the measurement."""
+    """One CodeCarbon ``emissions.csv`` row for the measurement.
+
+    As CodeCarbon writes them, the energies include the PUE (the ``pue`` column: the site's,
+    or 1 without a site), and ``emissions`` is their CO2e."""
     duration = m.duration_s
     mean_w = (lambda kwh: kwh * J_PER_KWH / duration) if duration > 0 else (lambda kwh: math.nan)
     accounting = results.get("accounting") or {}
+    constants = accounting.get("constants") or {}
+    pue = constants.get("pue", 1.0)
     names = [r["name"] for r in m.gpus]
     co2e = accounting.get("co2e_kg")
     return {
@@ -336,10 +341,10 @@ def emissions_row(m: Measurement, results: dict, config: TrackConfig) -> dict:
         "cpu_power": mean_w(results["cpu_energy_kwh"]),
         "gpu_power": mean_w(results["gpu_energy_kwh"]),
         "ram_power": mean_w(results["ram_energy_kwh"]),
-        "cpu_energy": results["cpu_energy_kwh"],
-        "gpu_energy": results["gpu_energy_kwh"],
-        "ram_energy": results["ram_energy_kwh"],
-        "energy_consumed": results["it_energy_kwh"],
+        "cpu_energy": results["cpu_energy_kwh"] * pue,
+        "gpu_energy": results["gpu_energy_kwh"] * pue,
+        "ram_energy": results["ram_energy_kwh"] * pue,
+        "energy_consumed": results["it_energy_kwh"] * pue,
         "water_consumed": accounting.get("water_l"),
         "os": platform.platform(),
         "python_version": platform.python_version(),
@@ -352,6 +357,6 @@ def emissions_row(m: Measurement, results: dict, config: TrackConfig) -> dict:
         "tracking_mode": "process",
         "ram_used_gb": m.ram_peak_gb,
         "on_cloud": "N",
-        "pue": (accounting.get("constants") or {}).get("pue"),
-        "wue": (accounting.get("constants") or {}).get("wue_onsite_l_per_kwh"),
+        "pue": pue,
+        "wue": constants.get("wue_onsite_l_per_kwh"),
     }

@@ -1,15 +1,25 @@
 """One gpu-bench run: the compile report, then GPU timings or CPU reference timings.
 
-For every case (ops.py) the harness (harness.py) times our kernel and each reference on
-rotated input sets, and the error of each against a high-precision output is recorded.
-Row fields: ``op``, ``shape``, ``dtype``, ``kernel``, ``ours_tflops``, ``ours_ms``,
-``reference``, ``reference_tflops``, ``reference_ms``, ``ratio`` (ours / reference
-TFLOP/s), ``peak_tflops``, ``pct_of_peak``, ``max_abs_err`` (ours vs exact),
-``reference_max_abs_err``, ``within_tolerance``, ``sets`` (input sets rotated), ``note``.
-On a CPU the kernels cannot run: ``ours_*`` are null and the references are timed in fp32.
-A case, kernel or reference that raises (a compile error, an import a hot path needs, out
-of memory) becomes a row whose ``note`` says ``failed: ...`` / ``ours failed: ...`` /
-``reference failed: ...`` and a warning; the rest of the table is still measured.
+For every case (ops.py) our kernel and every reference are first run once on input set 0
+and checked: each of our outputs (C; O and the log-sum-exp; dQ, dK, dV) against the fp32
+(fp64 on a CPU) exact output, under a bound relative to the output's row RMS
+(:mod:`iclr25.gpu.tolerance`), and each reference's main output against the same exact
+value. Then every side that ran is timed by **one method**
+(:func:`iclr25.timing.compare_interleaved`): ours and the references interleaved round
+by round, each sample one clock interval around ``launches`` back-to-back calls that walk
+through the rotated input sets (sets chosen to span twice the L2, so no call finds its
+inputs cached), CUDA events on the GPU, the same warm-up, repeats and statistic (median
+per call) for every side.
+
+Row fields: ``op``, ``shape``, ``dtype``, ``kernel`` (the kernel that actually ran),
+``fallback`` (why not a faster kernel: also a warning), ``ours_tflops``, ``ours_ms``,
+``reference``, ``reference_tflops``, ``reference_ms``, ``ratio`` (ours / reference TFLOP/s),
+``peak_tflops``, ``pct_of_peak``, ``max_abs_err`` and ``error_ratio`` (ours, worst output:
+error / bound, <= 1 within tolerance), ``checks`` (one per output), ``within_tolerance``,
+``reference_max_abs_err``, ``sets``, ``launches``, ``repeats``, ``note``. On a CPU the
+kernels cannot run: ``ours_*`` are null and the references are timed in fp32. A case,
+kernel or reference that raises becomes a row whose ``note`` says ``failed: ...`` /
+``ours failed: ...`` / ``reference failed: ...`` and a warning; the rest is still measured.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from iclr25.core.gpu_bench import ops, peaks
 from iclr25.core.gpu_bench.ops import OpOptions
 from iclr25.errors import InputError, UsageError
 from iclr25.gpu import flops as flops_mod
+from iclr25.gpu import tolerance
 
 GIB = 2**30
 CPU_CACHE_FALLBACK = 32 * 2**20
@@ -35,7 +46,13 @@ class GpuBenchConfig:
     options: OpOptions = field(default_factory=OpOptions)
     repeats: int | None = None  # None: 20 (GPU), 10 (GPU --quick), 5 (CPU)
     warmup: int | None = None  # None: 5 (GPU), 1 (CPU)
+    #: back-to-back calls inside one timed sample; None: 10 on a GPU (host launch overhead
+    #: between calls is then hidden as it is in real use), 1 on a CPU
+    launches: int | None = None
     peak_tflops: float | None = None  # overrides the peaks table
+
+    def launches_per_sample(self, device: str) -> int:
+        return self.launches or (10 if device == "cuda" else 1)
 
     def timing(self, device: str) -> harness.TimingConfig:
         if device == "cuda":
@@ -179,19 +196,25 @@ def to_torch(x):
     return torch.as_tensor(np.asarray(x))
 
 
-def error_stats(out, exact, rtol: float, atol: float, scaled: bool) -> tuple[float, bool]:
-    """(max |out - exact|, every element within atol' + rtol |exact|); atol' = atol max|exact|
-    when ``scaled``."""
-    a, e = to_torch(out).double(), to_torch(exact).double().to(to_torch(out).device)
-    if a.numel() == 0:
-        return 0.0, True
-    diff = (a - e).abs()
-    bound = atol * (float(e.abs().max()) if scaled else 1.0) + rtol * e.abs()
-    return float(diff.max()), bool((diff <= bound).all())
+def batched(fn: Callable[[int], Any], sets: int, launches: int) -> Callable[[], None]:
+    """One timed sample: ``launches`` calls of ``fn``, each on the next input set."""
+    state = {"next": 0}
+
+    def sample() -> None:
+        for _ in range(launches):
+            fn(state["next"] % sets)
+            state["next"] += 1
+
+    return sample
 
 
-def _time(fn: Callable[[int], Any], sets: int, timing, clock) -> harness.Timing:
-    return harness.time_calls([lambda i=i: fn(i) for i in range(sets)], timing, clock)
+def time_sides(
+    sides: dict[str, Callable[[int], Any]], sets: int, launches: int, timing, clock
+) -> dict[str, float]:
+    """Median seconds per call of every side, timed interleaved by one method."""
+    samples = {name: batched(fn, sets, launches) for name, fn in sides.items()}
+    timed = harness.compare_interleaved(samples, timing, clock)
+    return {name: t.median_s / launches for name, t in timed.items()}
 
 
 def failure(exc: BaseException) -> str:
@@ -204,94 +227,145 @@ NO_OURS: dict[str, Any] = {
     "ours_tflops": None,
     "ours_ms": None,
     "max_abs_err": None,
+    "error_ratio": None,
+    "checks": [],
     "within_tolerance": None,
 }
 
 
-def _measure_ours(case, built, exact, sets, timing, clock) -> dict[str, Any]:
-    """Our kernel's timing and error; a failing kernel gives ``failed`` instead."""
-    ours = dict(NO_OURS)
-    if built.ours is None:
-        return ours
-    try:
-        t = _time(built.ours, sets, timing, clock)
-        ours.update(ours_tflops=flops_mod.tflops(case.flops, t.median_s), ours_ms=1e3 * t.median_s)
-        if exact is not None:
-            err, ok = error_stats(built.ours(0), exact, *built.tolerance, built.tolerance_scaled)
-            ours.update(max_abs_err=err, within_tolerance=ok)
-    except Exception as exc:  # one broken kernel must not hide the rest of the table
-        return {**NO_OURS, "failed": f"ours failed: {failure(exc)}"}
-    return ours
+def check_ours(built, exact: dict) -> dict[str, Any]:
+    """Our outputs on set 0 against the exact ones: the error fields of a row."""
+    ours = built.ours_outputs()
+    reports = [
+        tolerance.compare(name, ours[name], exact[name], built.tolerances[name])
+        for name in built.tolerances
+    ]
+    worst = max(reports, key=lambda r: r.error_ratio)
+    return {
+        "max_abs_err": reports[0].max_abs_err,
+        "error_ratio": worst.error_ratio,
+        "checks": [r.as_dict() for r in reports],
+        "within_tolerance": all(r.ok for r in reports),
+    }
+
+
+def _reference_error(out, exact: dict | None) -> float | None:
+    """A reference's error on the main output (its first, when it returns several)."""
+    if not exact:
+        return None
+    if isinstance(out, tuple | list):
+        out = out[0]
+    main = next(iter(exact.values()))
+    return tolerance.compare("out", to_torch(out), main, tolerance.Tolerance()).max_abs_err
 
 
 def measure_case(
-    case: ops.BenchCase, sets: int, with_ours: bool, timing, clock, peak
+    case: ops.BenchCase, sets: int, with_ours: bool, timing, clock, peak, launches: int = 1
 ) -> list[dict]:
     """The rows of one case (one per reference). A case, kernel or reference that raises is
     reported in its row's ``note`` instead of ending the run."""
-    base = {
-        "op": case.op,
-        "shape": case.shape,
-        "dtype": case.dtype,
-        "kernel": case.kernel if with_ours else None,
-    }
+    base = {"op": case.op, "shape": case.shape, "dtype": case.dtype, "kernel": None}
+    base.update(fallback="", sets=sets, launches=launches, repeats=timing.repeats)
     try:
         built = case.build(sets=sets, with_ours=with_ours)
         exact = built.exact() if built.exact is not None else None
     except Exception as exc:
-        return [_row(base, NO_OURS, None, None, None, None, peak, sets, f"failed: {failure(exc)}")]
-    ours = _measure_ours(case, built, exact, sets, timing, clock)
-    rows = []
+        return [_row(base, NO_OURS, None, None, peak, f"failed: {failure(exc)}")]
+    ours, sides, notes, ref_errors = dict(NO_OURS), {}, {}, {}
+    if built.ours is not None:
+        base.update(kernel=built.kernel, fallback=built.fallback)
+        try:
+            ours.update(check_ours(built, exact) if exact is not None else {})
+            sides["ours"] = built.ours
+        except Exception as exc:  # one broken kernel must not hide the rest of the table
+            ours["failed"] = f"ours failed: {failure(exc)}"
     for name, fn in built.references.items():
         try:
-            t = _time(fn, sets, timing, clock)
-            ref_err = error_stats(fn(0), exact, 0.0, 0.0, False)[0] if exact is not None else None
+            ref_errors[name] = _reference_error(fn(0), exact)
+            sides[name] = fn
         except Exception as exc:
-            note = f"reference failed: {failure(exc)}"
-            rows.append(_row(base, ours, name, None, None, None, peak, sets, note))
-            continue
-        ref_tflops = flops_mod.tflops(case.flops, t.median_s)
-        rows.append(_row(base, ours, name, ref_tflops, 1e3 * t.median_s, ref_err, peak, sets, ""))
+            notes[name] = f"reference failed: {failure(exc)}"
+    seconds = _time_or_fail(sides, sets, launches, timing, clock, ours, notes)
+    if "ours" in seconds:
+        ours.update(
+            ours_tflops=flops_mod.tflops(case.flops, seconds["ours"]),
+            ours_ms=1e3 * seconds["ours"],
+        )
+    rows = []
+    for name in built.references:
+        t = seconds.get(name)
+        ref = (flops_mod.tflops(case.flops, t), None if t is None else 1e3 * t)
+        rows.append(_row(base, ours, name, (*ref, ref_errors.get(name)), peak, notes.get(name, "")))
     for name, why in built.unavailable.items():
-        rows.append(_row(base, ours, name, None, None, None, peak, sets, f"unavailable: {why}"))
+        rows.append(_row(base, ours, name, None, peak, f"unavailable: {why}"))
     return rows
 
 
-def _row(base, ours, reference, ref_tflops, ref_ms, ref_err, peak, sets, note) -> dict:
+def _time_or_fail(sides, sets, launches, timing, clock, ours, notes) -> dict[str, float]:
+    """Seconds per call of every side; a side that raises while timed fails the whole
+    comparison (the others' timings would not be interleaved with it), noted on each row."""
+    if not sides:
+        return {}
+    try:
+        return time_sides(sides, sets, launches, timing, clock)
+    except Exception as exc:
+        why = f"timing failed: {failure(exc)}"
+        ours.setdefault("failed", why)
+        for name in sides:
+            notes.setdefault(name, why)
+        return {}
+
+
+def _row(base, ours, reference, ref, peak, note) -> dict:
+    """A table row; ``ref`` is (TFLOP/s, ms, max |error|) of the reference, or None."""
+    ref_tflops, ref_ms, ref_err = ref if ref is not None else (None, None, None)
     ratio = None
     if ours["ours_tflops"] is not None and ref_tflops:
         ratio = ours["ours_tflops"] / ref_tflops
     note = "; ".join(n for n in (ours.get("failed", ""), note) if n)
-    return {
-        **base,
-        "ours_tflops": ours["ours_tflops"],
-        "ours_ms": ours["ours_ms"],
-        "reference": reference,
-        "reference_tflops": ref_tflops,
-        "reference_ms": ref_ms,
-        "ratio": ratio,
-        "peak_tflops": peak,
-        "pct_of_peak": peaks.percent_of_peak(ours["ours_tflops"], peak),
-        "max_abs_err": ours["max_abs_err"],
-        "reference_max_abs_err": ref_err,
-        "within_tolerance": ours["within_tolerance"],
-        "sets": sets,
-        "note": note,
-    }
+    row = {**base}
+    row.update(
+        ours_tflops=ours["ours_tflops"],
+        ours_ms=ours["ours_ms"],
+        reference=reference,
+        reference_tflops=ref_tflops,
+        reference_ms=ref_ms,
+        ratio=ratio,
+        peak_tflops=peak,
+        pct_of_peak=peaks.percent_of_peak(ours["ours_tflops"], peak),
+        max_abs_err=ours["max_abs_err"],
+        error_ratio=ours["error_ratio"],
+        checks=ours["checks"],
+        within_tolerance=ours["within_tolerance"],
+        reference_max_abs_err=ref_err,
+        note=note,
+    )
+    return row
 
 
 def problems(rows: list[dict]) -> list[str]:
-    """One warning per case whose kernel failed or missed its tolerance, or that failed."""
-    found: dict[tuple, str] = {}
+    """One warning per case whose kernel failed or missed its tolerance, that failed, or
+    whose dispatcher fell back from a faster kernel (the row names the one that ran)."""
+    found: dict[tuple, list[str]] = {}
     for r in rows:
         key, where = (r["op"], r["shape"]), f"{r['op']} {r['shape']}"
+        messages = found.setdefault(key, [])
+        if r.get("fallback") and not messages:
+            messages.append(f"{where}: ran {r['kernel']}, not a faster kernel: {r['fallback']}")
         if r["within_tolerance"] is False:
-            found.setdefault(
-                key, f"{where}: our kernel's error {r['max_abs_err']:.3g} exceeds its tolerance"
+            bad = ", ".join(
+                f"{c['name']} error {c['max_abs_err']:.3g} is {c['error_ratio']:.3g}x its bound"
+                for c in r["checks"]
+                if not c["ok"]
             )
-        elif r["note"].startswith(("failed", "ours failed", "reference failed")):
-            found.setdefault(key, f"{where}: {r['note']}")
-    return list(found.values())
+            text = f"{where}: {r['kernel']} is outside its tolerance ({bad})"
+        elif r["note"].startswith(("failed", "ours failed", "reference failed", "timing failed")):
+            text = f"{where}: {r['note']}"
+        else:
+            continue
+        if text not in messages:
+            messages.append(text)
+    return [m for messages in found.values() for m in messages]
 
 
 # --- the two runs -----------------------------------------------------------------------
@@ -320,8 +394,9 @@ def run_gpu(config: GpuBenchConfig, warn: Callable[[str], None], on_progress=Non
     cases = ops.expand_cases(names, list(config.sizes) or None, config.options, "cuda")
     plans = [plan_sets(case, facts) for case in cases]  # refuse oversized runs up front
     timing, clock, rows = config.timing("cuda"), harness.CudaEventClock(), []
+    launches = config.launches_per_sample("cuda")
     for case, sets in zip(cases, plans, strict=True):
-        new_rows = measure_case(case, sets, with_ours, timing, clock, peak)
+        new_rows = measure_case(case, sets, with_ours, timing, clock, peak, launches)
         for message in problems(new_rows):
             warn(message)
         rows.extend(new_rows)
@@ -338,8 +413,9 @@ def run_cpu_reference(config: GpuBenchConfig, on_progress=None) -> tuple[list[di
     cases = ops.expand_cases(names, list(config.sizes) or None, config.options, "cpu")
     plans = [plan_sets(case, facts) for case in cases]
     timing, clock, rows = config.timing("cpu"), harness.PerfCounterClock(), []
+    launches = config.launches_per_sample("cpu")
     for case, sets in zip(cases, plans, strict=True):
-        rows.extend(measure_case(case, sets, False, timing, clock, None))
+        rows.extend(measure_case(case, sets, False, timing, clock, None, launches))
         if on_progress:
             on_progress(1, case=f"{case.op} {case.shape}")
     return rows, [op for op in names if op not in ops.FIRST_CLASS]

@@ -5,7 +5,9 @@ First-class ops (sizes from ``--sizes``):
 - ``gemm``: C = A B, sizes ``S`` (M = N = K = S) or ``MxNxK``;
 - ``attention``: forward, sizes are sequence lengths N (self-attention, N_q = N_kv);
   batch and heads default to the FlashAttention benchmark convention, 16k tokens per batch
-  (B = 16384 / N) and H = 2048 / D;
+  (B = 16384 / N) and H = 2048 / D; ``--kv-heads`` for grouped-query attention;
+- ``attention-backward``: dQ, dK, dV from O, the LSE and dO (the forward is not timed),
+  against each SDPA backend's backward; same shapes;
 - ``linear-attention``: causal, chunked, sizes are N; B = 8, H = 16, D_k = D_v = head dim;
   with and without per-head decay (ALiBi slopes) unless ``--decay`` picks one.
 
@@ -30,7 +32,10 @@ ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 #: kernels whose hot paths the first-class ops measure (with more references and sizes)
 COVERED_KERNELS = {
     "gemm_bf16": "gemm",
+    "gemm_hopper": "gemm",
+    "gemm_wgmma": "gemm",
     "attention_fwd": "attention",
+    "attention_bwd": "attention-backward",
     "linear_attention": "linear-attention",
 }
 
@@ -42,7 +47,13 @@ class OpOptions:
     head_dim: int = 128
     batch: int | None = None  # None: the op's convention (module docstring)
     heads: int | None = None
+    #: attention: key/value heads (grouped-query attention when fewer than the query heads;
+    #: None: as many as the query heads)
+    kv_heads: int | None = None
     decay: str = "both"  # linear attention: "both", "yes" or "no"
+    #: GEMM operand storage: A then B, "n" row-major, "t" the transpose of a row-major
+    #: matrix ("nt" is x @ W.T); the reference multiplies the same views
+    gemm_layout: str = "nn"
     quick: bool = False
     seed: int = 0
 
@@ -95,6 +106,12 @@ DEFAULT_SIZES = {  # (device, quick) -> sizes
         ("cpu", True): ["256"],
         ("cpu", False): ["256", "512"],
     },
+    "attention-backward": {
+        ("cuda", True): ["4096"],
+        ("cuda", False): ["1024", "4096", "8192"],
+        ("cpu", True): ["256"],
+        ("cpu", False): ["256", "512"],
+    },
     "linear-attention": {
         ("cuda", True): ["4096"],
         ("cuda", False): ["1024", "4096", "16384"],
@@ -112,10 +129,13 @@ def gemm_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
     set_bytes = (m * k + k * n) * e
     extra = 3 * m * n * 4 + (m * k + k * n) * 8  # outputs + upcast copies for the exact product
     if device == "cuda":
-        build = partial(_gpu, builders.build_gemm_gpu, m, n, k, opts.dtype, seed=opts.seed)
+        build = partial(
+            _gpu, builders.build_gemm_gpu, m, n, k, opts.dtype, seed=opts.seed,
+            layout=opts.gemm_layout,
+        )  # fmt: skip
     else:
         build = partial(_cpu, builders.build_gemm_cpu, m, n, k, seed=opts.seed)
-    shape = f"M={m} N={n} K={k}"
+    shape = f"M={m} N={n} K={k}" + (f" {opts.gemm_layout}" if opts.gemm_layout != "nn" else "")
     kernel = "gemm_bf16" if device == "cuda" else None
     return [
         BenchCase("gemm", shape, dtype, flops.gemm_flops(m, n, k), set_bytes, extra, kernel, build)
@@ -144,26 +164,54 @@ def _attention_dims(n: int, opts: OpOptions, device: str) -> tuple[int, int]:
     return b, h
 
 
-def attention_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
-    (n,) = parse_length("attention", size)
+def _kv_heads(h: int, opts: OpOptions) -> int:
+    hkv = opts.kv_heads or h
+    if hkv < 1 or h % hkv:
+        raise UsageError(
+            f"--kv-heads {hkv} does not divide the {h} query heads",
+            "pass a divisor of --heads (e.g. --heads 16 --kv-heads 4)",
+        )
+    return hkv
+
+
+def attention_cases(
+    size: str, opts: OpOptions, device: str, backward: bool = False
+) -> list[BenchCase]:
+    op = "attention-backward" if backward else "attention"
+    (n,) = parse_length(op, size)
     b, h = _attention_dims(n, opts, device)
+    hkv = _kv_heads(h, opts)
     d, dtype = opts.head_dim, (opts.dtype if device == "cuda" else "fp32")
-    tokens = b * h * n * d
-    set_bytes = 3 * tokens * ELEMENT_BYTES[dtype]
+    q_tokens, kv_tokens = b * h * n * d, b * hkv * n * d
+    e = ELEMENT_BYTES[dtype]
+    set_bytes = (2 * q_tokens + 2 * kv_tokens) * e if backward else (q_tokens + 2 * kv_tokens) * e
     chunk_scores = min(b * h, max(1, builders.REFERENCE_CHUNK_BYTES // (12 * n * n))) * 12 * n * n
-    extra = 6 * tokens * 4 + chunk_scores  # outputs, fp32 copies, one chunk of fp32 scores
+    extra = 6 * q_tokens * 4 + chunk_scores  # outputs, fp32 copies, one chunk of fp32 scores
+    if backward:  # per set: O, LSE and a saved graph; exact: per kv head 4 fp32 score matrices
+        extra = 12 * q_tokens * 4 + 4 * (h // hkv) * n * n * 4
     if device != "cuda":
-        extra = 6 * tokens * 8 + 3 * b * h * n * n * 8  # fp64 exact, whole score matrix
+        extra = 8 * q_tokens * 8 + 4 * b * h * n * n * 8  # fp64 exact, whole score matrices
+    kind = "attention_bwd" if backward else "attention"
     if device == "cuda":
         build = partial(
-            _gpu, builders.build_attention_gpu, b, h, n, d, opts.causal, opts.dtype, seed=opts.seed
-        )
+            _gpu, getattr(builders, f"build_{kind}_gpu"), b, h, hkv, n, d, opts.causal, opts.dtype,
+            seed=opts.seed,
+        )  # fmt: skip
     else:
-        build = partial(_cpu, builders.build_attention_cpu, b, h, n, d, opts.causal, seed=opts.seed)
-    shape = f"B={b} H={h} N={n} D={d}" + (" causal" if opts.causal else "")
-    fl = flops.attention_forward_flops(b, h, n, n, d, opts.causal)
-    kernel = "attention_fwd" if device == "cuda" else None
-    return [BenchCase("attention", shape, dtype, fl, set_bytes, extra, kernel, build)]
+        build = partial(
+            _cpu, getattr(builders, f"build_{kind}_cpu"), b, h, hkv, n, d, opts.causal,
+            seed=opts.seed,
+        )  # fmt: skip
+    shape = f"B={b} H={h}" + (f" Hkv={hkv}" if hkv != h else "") + f" N={n} D={d}"
+    shape += " causal" if opts.causal else ""
+    fl_fn = flops.attention_backward_flops if backward else flops.attention_forward_flops
+    fl = fl_fn(b, h, n, n, d, opts.causal)
+    kernel = ("attention_bwd" if backward else "attention_fwd") if device == "cuda" else None
+    return [BenchCase(op, shape, dtype, fl, set_bytes, extra, kernel, build)]
+
+
+def attention_backward_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
+    return attention_cases(size, opts, device, backward=True)
 
 
 def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
@@ -202,8 +250,10 @@ def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
 GPU_TENSOR_DEVICE = "cuda"
 
 
-def _gpu(builder, *args, seed: int, sets: int, with_ours: bool):
-    return builder(*args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE)
+def _gpu(builder, *args, seed: int, sets: int, with_ours: bool, **options):
+    return builder(
+        *args, sets=sets, seed=seed, with_ours=with_ours, device=GPU_TENSOR_DEVICE, **options
+    )
 
 
 def _cpu(builder, *args, seed: int, sets: int, with_ours: bool):
@@ -213,6 +263,7 @@ def _cpu(builder, *args, seed: int, sets: int, with_ours: bool):
 FIRST_CLASS: dict[str, Callable[[str, OpOptions, str], list[BenchCase]]] = {
     "gemm": gemm_cases,
     "attention": attention_cases,
+    "attention-backward": attention_backward_cases,
     "linear-attention": linear_cases,
 }
 

@@ -6,11 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from iclr25.core.carbon_report.power_log import (
-    PowerLogReader,
-    detect_format,
-    read_codecarbon,
-)
+from iclr25.core.carbon_report.codecarbon_csv import read_codecarbon
+from iclr25.core.carbon_report.power_log import PowerLogReader, detect_format
 from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
 from iclr25.core.carbon_report.power_values import parse_power
 from iclr25.errors import InputError
@@ -122,10 +119,16 @@ def test_codecarbon_keeps_the_latest_row_of_each_run(tmp_path):
         "2024-01-01T00:00:20,p,r1,20,0.3,0.02,0.002,0.322,2,2 x NVIDIA H100 80GB HBM3\n"
         "2024-01-01T00:00:05,p,r2,5,0.05,0.0,0.0,0.05,1,\n"
     )
-    runs = {r["run_id"]: r for r in read_codecarbon(path)}
+    runs = {r["run_id"]: r for r in read_codecarbon(path).runs}
     assert runs["r1"]["gpu_energy_kwh"] == 0.3 and runs["r1"]["duration_s"] == 20
     analysis = analyse_power([path], PowerConfig())
-    assert analysis.results["energy_kwh"] == pytest.approx(0.35)
+    res = analysis.results
+    # hand: the latest row of r1 (0.322 kWh) + r2 (0.05 kWh), CPU + GPU + RAM
+    assert res["energy_kwh"] == pytest.approx(0.372)
+    assert res["gpu_energy_kwh"] == pytest.approx(0.35)
+    assert res["cpu_energy_kwh"] == pytest.approx(0.02) and res["ram_energy_kwh"] == 0.002
+    assert res["gpu_count"] == 2 and len(res["runs"]) == 2 and res["gpus"] == []
+    assert res["gpu_hours"] == pytest.approx((20 * 2 + 5 * 1) / 3600)
     assert analysis.results["profile"] is None
 
 

@@ -9,8 +9,7 @@ import time
 import pytest
 
 from iclr25.core.carbon_report import sensors
-from iclr25.core.carbon_report.codecarbon_csv import COLUMNS, append_row
-from iclr25.core.carbon_report.power_log import read_codecarbon
+from iclr25.core.carbon_report.codecarbon_csv import COLUMNS, append_row, read_codecarbon
 from iclr25.core.carbon_report.power_report import PowerConfig, analyse_power
 from iclr25.core.carbon_report.track import TrackConfig, emissions_row, summarize, track_command
 from iclr25.errors import InputError
@@ -118,11 +117,13 @@ def test_tracked_energy_log_and_codecarbon_round_trip(tmp_path, counter):
     append_row(csv_path, emissions_row(m, results, config))  # appends under one header
     lines = csv_path.read_text().splitlines()
     assert lines[0].split(",") == list(COLUMNS) and len(lines) == 3
-    (run, _) = read_codecarbon(csv_path)
+    (run, _) = read_codecarbon(csv_path).runs
     assert run["gpu_energy_kwh"] == results["gpu_energy_kwh"] and run["gpu_count"] == 3
     assert run["cpu_energy_kwh"] == results["cpu_energy_kwh"]
-    again = analyse_power([csv_path], PowerConfig())
-    assert again.results["energy_kwh"] == pytest.approx(2 * results["gpu_energy_kwh"], rel=1e-12)
+    again = analyse_power([csv_path], PowerConfig()).results
+    assert again["energy_kwh"] == pytest.approx(2 * results["it_energy_kwh"], rel=1e-12)
+    assert again["gpu_energy_kwh"] == pytest.approx(2 * results["gpu_energy_kwh"], rel=1e-12)
+    assert again["gpu_count"] == 3  # GPUs, not runs
 
 
 def test_exit_status_and_cpu_estimate(tmp_path):

@@ -12,10 +12,22 @@ from iclr25.errors import InputError, UsageError
 
 def test_registry_lists_first_class_ops_and_uncovered_hot_paths():
     names = ops.all_ops()
-    assert names[:3] == ["gemm", "attention", "linear-attention"]
+    assert names[:4] == ["gemm", "attention", "attention-backward", "linear-attention"]
     assert "pairwise_sqdist" in names  # another command's hot path
     for covered in ops.COVERED_KERNELS:  # measured by the first-class ops instead
         assert covered not in names
+
+
+def test_gqa_cases_name_the_kv_heads_and_refuse_non_divisors():
+    opts = ops.OpOptions(batch=2, heads=16, kv_heads=4)
+    (case,) = ops.attention_cases("1024", opts, "cuda")
+    assert case.shape == "B=2 H=16 Hkv=4 N=1024 D=128"
+    (plain,) = ops.attention_cases("1024", ops.OpOptions(batch=2, heads=16), "cuda")
+    assert case.set_bytes < plain.set_bytes  # k and v have a quarter of the heads
+    (bwd,) = ops.attention_backward_cases("1024", opts, "cuda")
+    assert bwd.op == "attention-backward" and bwd.flops == 2.5 * case.flops
+    with pytest.raises(UsageError, match="does not divide"):
+        ops.attention_cases("1024", ops.OpOptions(heads=16, kv_heads=3), "cuda")
 
 
 def test_unknown_op_lists_the_valid_ones():
@@ -62,7 +74,7 @@ def test_gpu_cases_follow_the_conventions():
 
 def test_cpu_cases_run_in_fp32_without_our_kernels():
     cases = ops.expand_cases(ops.all_ops(), None, ops.OpOptions(quick=True), "cpu")
-    assert {c.op for c in cases} == {"gemm", "attention", "linear-attention"}  # no hot paths
+    assert {c.op for c in cases} == set(ops.FIRST_CLASS)  # no hot paths
     assert all(c.dtype == "fp32" and c.kernel is None for c in cases)
 
 
@@ -153,3 +165,36 @@ def test_compare_kernels_flags_new_failures_and_more_spills():
     messages = baseline.compare_kernels(new, old)
     assert [k["regression"] for k in new] == [True, True, False]
     assert len(messages) == 2
+
+
+def test_the_fla_reference_gets_its_native_layout_and_returns_ours(monkeypatch):
+    """flash-linear-attention takes and returns (B, T, H, D); the reference hands it
+    contiguous copies (made once, untimed) and gives back (B, H, T, D) like every output."""
+    import sys
+    import types
+
+    import torch
+
+    from iclr25.core.gpu_bench import builders
+
+    seen = []
+
+    def chunk_linear_attn(q, k, v, scale, normalize):
+        seen.append((q.shape, q.is_contiguous(), scale, normalize))
+        return v * 2.0, None
+
+    fla = types.ModuleType("fla")
+    ops = types.ModuleType("fla.ops")
+    lin = types.ModuleType("fla.ops.linear_attn")
+    gla = types.ModuleType("fla.ops.simple_gla")
+    lin.chunk_linear_attn, gla.chunk_simple_gla = chunk_linear_attn, None
+    for name, module in {"fla": fla, "fla.ops": ops, "fla.ops.linear_attn": lin,
+                         "fla.ops.simple_gla": gla}.items():  # fmt: skip
+        monkeypatch.setitem(sys.modules, name, module)
+    q, k, v = (torch.randn(2, 3, 5, 4) for _ in range(3))  # (B, H, T, D)
+    run = builders._fla_reference([(q, k, v)], None)
+    out = run(0)
+    assert seen == [((2, 5, 3, 4), True, 1.0, False)]
+    torch.testing.assert_close(out, 2.0 * v)  # back in (B, H, T, D)
+    run(0)
+    assert len(seen) == 2  # the layout copies are made once per set, not per call

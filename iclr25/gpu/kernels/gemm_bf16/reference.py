@@ -7,6 +7,8 @@ error is then its accumulation order plus the final rounding.
 
 from __future__ import annotations
 
+from iclr25.gpu.tolerance import Tolerance
+
 
 def gemm_reference(a, b, dtype=None):
     """``a @ b`` in ``dtype`` (default float32) on the inputs' device: (M, K) @ (K, N)."""
@@ -34,3 +36,10 @@ def unit_roundoff(dtype) -> float:
     if name not in ("bfloat16", "float16"):
         raise ValueError(f"16-bit kernels take bfloat16 or float16, not {name}")
     return 2.0**-8 if name == "bfloat16" else 2.0**-11
+
+
+def gemm_rms_tolerance(dtype) -> Tolerance:
+    """The bound gpu-bench checks every GEMM row with: 2u x the row's RMS + 2u x |C| (one
+    rounding of C to 16 bits is at most u |C|; fp32 accumulation adds ~ K 2^-24 relative)."""
+    eps = unit_roundoff(dtype)
+    return Tolerance(rtol=2 * eps, atol_rms=2 * eps)

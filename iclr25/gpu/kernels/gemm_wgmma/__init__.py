@@ -1,19 +1,17 @@
-"""GEMM on Hopper: C = A @ B with TMA loads and warp-specialised ``wgmma`` (kernel.cu).
+"""GEMM on Hopper, the first version: C = A @ B with TMA loads and warp-specialised
+``wgmma`` (kernel.cu), one block per 128 x 256 tile, tile-divisible shapes only.
 
-The fast path of :func:`iclr25.gpu.kernels.gemm_bf16.gemm` on sm_90 devices, for shapes the
-128 x 256 x 64 tile divides (:func:`applies`); every other shape and device takes the
-mma.sync kernel. The kernel targets sm_90a (wgmma, setmaxnreg), which CuPy's NVRTC path
-cannot request, so it is built with nvcc into a cached cubin: without nvcc, or when the
-build fails, :func:`available` is False and gemm() stays on mma.sync. The TMA tensor maps
-of A and B come from :mod:`iclr25.gpu.tensor_map`. Tested against
+Superseded by :mod:`iclr25.gpu.kernels.gemm_hopper` (persistent, any shape, transposed
+operands, TMA stores, clusters) and kept as its fallback: this kernel's algorithm was
+measured on an H200 (0.84-0.88 of cuBLAS at 4096^3 through scripts/gemm_variants.py, which
+then synchronised after every call; see docs/gpu-bench.md). Its tensor maps are now
+by-value ``__grid_constant__`` parameters launched through :mod:`iclr25.gpu.driver`, so
+like gemm_hopper it is used on a device only after :func:`self_check` passed there
+(:mod:`iclr25.gpu.selfcheck`). Tested against
 :func:`iclr25.gpu.kernels.gemm_bf16.reference.gemm_reference` in tests/gpu/test_gemm_wgmma.py.
 """
 
 from __future__ import annotations
-
-import functools
-
-import numpy as np
 
 from iclr25.gpu.registry import KernelSpec
 
@@ -40,60 +38,88 @@ FUNCTIONS = {"bfloat16": "gemm_wgmma_bf16", "float16": "gemm_wgmma_f16"}
 BOX_A, BOX_B = (BK, BM), (64, BK)
 
 
-def applies(a, b) -> bool:
-    """Whether the wgmma kernel can take ``a @ b``: an sm_90 device, 16-bit row-major inputs
-    of one dtype with 16-byte aligned rows, and M, N, K multiples of 128, 256 and 64."""
+def applies(a, b) -> str | None:
+    """Why this kernel cannot take ``a @ b`` (None when it can): an sm_90 device, 16-bit
+    row-major inputs of one dtype with 16-byte aligned rows, M, N, K multiples of 128, 256
+    and 64."""
     import torch
 
     if not (a.is_cuda and b.is_cuda) or a.device != b.device or a.dtype != b.dtype:
-        return False
+        return "inputs must be CUDA tensors of one dtype on one device"
     if a.dtype not in (torch.bfloat16, torch.float16) or a.ndim != 2 or b.ndim != 2:
-        return False
+        return "needs 2-D bf16 or fp16 inputs"
     if a.shape[1] != b.shape[0] or torch.cuda.get_device_capability(a.device) != (9, 0):
-        return False
+        return "needs an sm_90 (Hopper) device and chaining shapes"
     (m, k), n = a.shape, b.shape[1]
     if m == 0 or n == 0 or k == 0 or m % BM or n % BN or k % BK:
-        return False
-    return all(t.stride(1) == 1 and t.stride(0) % 8 == 0 and t.data_ptr() % 16 == 0 for t in (a, b))
-
-
-@functools.cache
-def available() -> bool:
-    """Whether the kernel can be built and loaded here (nvcc for sm_90a); checked once."""
-    from iclr25.gpu.launch import kernel_function
-
-    try:
-        kernel_function(SPEC.name, FUNCTIONS["bfloat16"])
-    except Exception as exc:  # noqa: BLE001 - no nvcc, failed build: gemm() keeps mma.sync
-        import warnings
-
-        warnings.warn(f"the wgmma GEMM is unavailable ({exc}); using mma.sync", stacklevel=2)
-        return False
-    return True
+        return f"M, N, K must be multiples of {BM}, {BN}, {BK}"
+    if not all(
+        t.stride(1) == 1 and t.stride(0) % 8 == 0 and t.data_ptr() % 16 == 0 for t in (a, b)
+    ):
+        return "needs row-major inputs with 16-byte aligned rows"
+    return None
 
 
 def gemm_wgmma(a, b):
     """``a @ b`` with the TMA + wgmma kernel; the caller checks :func:`applies` first."""
-    from iclr25.gpu.launch import kernel_function
+    from iclr25.gpu.compile import cubin_path
 
-    fn = kernel_function(SPEC.name, FUNCTIONS[str(a.dtype).removeprefix("torch.")])
-    return launch_gemm(fn, a, b)
+    return launch_gemm(cubin_path(SPEC.name, "sm_90a"), a, b)
 
 
-def launch_gemm(fn, a, b, stages: int = STAGES):
-    """Run a build ``fn`` of kernel.cu (built with ``stages``) on ``a @ b``; a new C."""
+def launch_gemm(cubin, a, b, stages: int = STAGES):
+    """Run a build (``cubin``, built with ``stages``) of kernel.cu on ``a @ b``; a new C."""
     import torch
 
-    from iclr25.gpu.launch import launch, ptr
-    from iclr25.gpu.tensor_map import device_map
+    from iclr25.gpu import driver, tensor_map
 
     (m, k), n = a.shape, b.shape[1]
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    map_a, map_b = device_map(a, *BOX_A), device_map(b, *BOX_B)
-    args = (ptr(map_a), ptr(map_b), ptr(c), np.int32(m), np.int32(n), np.int32(k), np.int64(n))
+    index = a.device.index if a.device.index is not None else torch.cuda.current_device()
+    name = FUNCTIONS[str(a.dtype).removeprefix("torch.")]
+    fn = driver.function(cubin, name, index, smem_bytes(stages))
+    params = [
+        tensor_map.param(a, *BOX_A),
+        tensor_map.param(b, *BOX_B),
+        driver.u64(c.data_ptr()),
+        driver.i32(m),
+        driver.i32(n),
+        driver.i32(k),
+        driver.i64(n),
+    ]
     grid = ((m // BM) * (n // BN), 1, 1)
-    launch(fn, grid, (THREADS, 1, 1), args, smem_bytes(stages), a.device)
+    stream = torch.cuda.current_stream(a.device).cuda_stream
+    driver.launch(fn, grid, (THREADS, 1, 1), params, smem_bytes(stages), stream)
     return c
 
 
-__all__ = ["SPEC", "applies", "available", "gemm_wgmma", "launch_gemm", "smem_bytes"]
+#: one tile; several tiles; k-tiles below, at and above the 4-stage ring; a long K
+SELF_CHECKS = ((128, 256, 64), (256, 512, 128), (384, 768, 320), (128, 256, 640), (256, 256, 4096))
+
+
+def self_check(index: int) -> list[str]:
+    """Every shape of :data:`SELF_CHECKS` (bf16, and fp16 for the first two) against the
+    fp32 product on device ``index``; raises SelfCheckFailed on the first mismatch."""
+    import torch
+
+    from iclr25.gpu.kernels.gemm_bf16.reference import gemm_reference, gemm_tolerance
+    from iclr25.gpu.selfcheck import SelfCheckFailed
+
+    done = []
+    with torch.cuda.device(index):
+        cases = [(s, torch.bfloat16) for s in SELF_CHECKS]
+        cases += [(s, torch.float16) for s in SELF_CHECKS[:2]]
+        for (m, n, k), dtype in cases:
+            gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+            a = torch.randn(m, k, device="cuda", dtype=dtype, generator=gen)
+            b = torch.randn(k, n, device="cuda", dtype=dtype, generator=gen)
+            got, expected = gemm_wgmma(a, b).float(), gemm_reference(a, b)
+            rtol, atol = gemm_tolerance(dtype, k)
+            bad = (got - expected).abs() > atol + rtol * expected.abs()
+            if bad.any() or not torch.isfinite(got).all():
+                raise SelfCheckFailed(f"{m}x{n}x{k} {dtype}: {int(bad.sum())} elements off")
+            done.append(f"{m}x{n}x{k} {str(dtype).removeprefix('torch.')}")
+    return done
+
+
+__all__ = ["SPEC", "applies", "gemm_wgmma", "launch_gemm", "self_check", "smem_bytes"]
