@@ -1,7 +1,10 @@
 """Studies of `iclr25 diffusion-probe` (docs/diffusion-probe.md quotes them).
 
-The headline: (v, m, s) = (9, 6, 3), depths 3–6, 4,000 samples, 5 rule instances, grid
-step 0.025, both controls at equal budget, one study per noise. Its pass conditions are
+The headline: (v, m, s) = (9, 6, 3), depths 3–5, 2,000 samples, 4 rule instances, grid
+step 0.05, both controls at equal budget, one study per noise. (Sized to run on a shared
+2-core machine in about 15 CPU-minutes in all; the planned size was depths 3–6, 4,000
+samples, 5 instances, step 0.025, about an hour. Pass the larger arguments to the CLI to
+run it.) Its pass conditions are
 fixed in :mod:`iclr25.core.diffusion_probe.probe` (``verdict``). The image study probes
 the bundled digits DDPM against the Gaussian control. ``scripts/diffusion_probe_experiment.py``
 runs them all.
@@ -19,13 +22,13 @@ _RHM = (
     "--s",
     "3",
     "--depths",
-    "3,4,5,6",
+    "3,4,5",
     "--samples",
-    "4000",
+    "2000",
     "--seeds",
-    "5",
+    "4",
     "--levels",
-    "0.025:0.975:0.025",
+    "0.05:0.95:0.05",
     "--controls",
     "markov,iid",
     "--workers",
@@ -35,7 +38,7 @@ _RHM = (
 STUDIES = {
     f"diffusion-probe-rhm-{noise}": Study(
         args=(*_RHM, "--noise", noise),
-        about=f"RHM (9,6,3), depths 3-6, {noise} noise, 5 instances, Markov and iid controls",
+        about=f"RHM (9,6,3), depths 3-5, {noise} noise, 2000 samples, 4 instances, Markov and iid controls",
     )
     for noise in ("flip", "mask", "soft")
 }

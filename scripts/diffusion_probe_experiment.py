@@ -4,7 +4,7 @@
 
 Runs the studies through ``python -m experiments run`` (each writes
 ``experiments/results/<name>.json`` with its provenance), then renders the docs
-(``python -m docs``). About an hour on 2 cores for the three RHM studies.
+(``python -m docs``). About 15 CPU-minutes for the three RHM studies.
 """
 
 from __future__ import annotations
