@@ -37,12 +37,14 @@ FULL_RUNS = (
     ("attention GQA", ("--ops", "attention", "--sizes", "4096", "--kv-heads", "4")),
     ("attention backward", ("--ops", "attention-backward", "--sizes", "4096")),
     ("linear attention", ("--ops", "linear-attention", "--sizes", "4096", "--decay", "both")),
+    ("based", ("--ops", "based", "--sizes", "4096")),
 )
 QUICK_RUNS = (
     ("gemm", ("--ops", "gemm", "--sizes", "4096,4000")),
     ("attention", ("--ops", "attention", "--sizes", "4096")),
     ("attention backward", ("--ops", "attention-backward", "--sizes", "4096")),
     ("linear attention", ("--ops", "linear-attention", "--sizes", "4096", "--decay", "no")),
+    ("based", ("--ops", "based", "--sizes", "4096")),
 )
 NO_GPU = "blocked: needs a GPU (no CUDA device in this environment)"
 

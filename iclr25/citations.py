@@ -17,6 +17,8 @@ PAPERS: dict[str, tuple[str, ...]] = {
     "carbon-report": ("morrison2025holistically",),
     "gpu-bench": ("spector2025thunderkittens",),
     "diffusion-probe": ("sclocchi2025probing", "cagnetta2024rhm"),
+    "exicl": ("zhao2025exploratory", "malik2021inverse", "janner2022planning"),
+    "mufu": ("lim2025mufu",),
 }
 
 _ENTRY_START = re.compile(r"^@\w+\{([^,\s]+),", re.MULTILINE)

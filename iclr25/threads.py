@@ -19,20 +19,31 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Iterator
 
 #: below this many elements per operation, one thread is faster than several
 SMALL_PROBLEM = 2_000_000
 
 
+_STATE = threading.local()  # .limited: inside a small_problem_threads block already
+
+
 @contextlib.contextmanager
 def small_problem_threads(elements: int = 0, threshold: int = SMALL_PROBLEM) -> Iterator[None]:
-    """One BLAS thread and one torch thread inside the block when ``elements < threshold``."""
-    if elements >= threshold:
+    """One BLAS thread and one torch thread inside the block when ``elements < threshold``.
+
+    Nested blocks are free: inside one, the limits already hold, and threadpoolctl (which
+    scans the loaded libraries, ~20 ms a call) is not asked again."""
+    if elements >= threshold or getattr(_STATE, "limited", False):
         yield
         return
-    with _one_blas_thread(), _one_torch_thread():
-        yield
+    _STATE.limited = True
+    try:
+        with _one_blas_thread(), _one_torch_thread():
+            yield
+    finally:
+        _STATE.limited = False
 
 
 @contextlib.contextmanager

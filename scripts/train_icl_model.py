@@ -8,25 +8,30 @@ thread count, deterministic algorithms). Run from the repository root::
 
 Data (generated on the fly, nothing downloaded): episodes of the synthetic world in
 ``iclr25/core/icl_order/synthetic.py``. Each training sequence is ``[BOS]`` followed by
-9 demonstrations ``"{text} {label}\\n"`` whose text is one invented word. An episode
-picks 2, 3 or 4 of the 6 categories (20/30/50 %) and restricts each category to 1, 2, 4
-or all 16 of its words (20/20/20/40 %): repeated words make token-level induction easy
-to find, and it then carries over to whole categories. With probability 0.75 the labels
-are symbols assigned to the categories at random for that episode only (so they can only
-be read from the context), otherwise the categories' natural names. The loss is the
-cross-entropy of every label token, so one sequence trains all context sizes k = 0..8.
+10 demonstrations ``"{text} {label}\\n"`` whose text is one invented word. An episode
+picks 2 to 6 of the 6 categories (15/20/25/20/20 %), so a short prompt often lacks the
+query's category, and restricts each category to 1, 2, 4 or all 16 of its words
+(20/20/20/40 %): repeated words make token-level induction easy to find, and it then
+carries over to whole categories. With probability 0.75 the labels are symbols assigned
+to the categories at random for that episode only (so they can only be read from the
+context), otherwise the categories' natural names. Label noise: in 60 % of the episodes
+10, 20 or 30 % of the demonstrations show another of the episode's labels (conflicting
+demonstrations, as in crowd-labelled data), so the model meets contradicting evidence
+and must weigh it. Nothing in the data or the loss says which position to trust: any
+order effect the model shows (recency, majority label, copying a neighbour's label) is
+learned, and ``iclr25 icl-order sensitivity`` measures it. The loss is the
+cross-entropy of every label token, so one sequence trains all context sizes k = 0..9.
 
-Model: ``GPT2LMHeadModel``, 4 layers, width 128, 4 heads, 128 positions, 0.83 M
-parameters (3.3 MB of float32 safetensors), a 137-word word-level tokenizer
+Model: ``GPT2LMHeadModel``, 4 layers, width 128, 4 heads, 128 positions (0.83 M
+parameters, 3.3 MB of float32 safetensors), a 137-word word-level tokenizer
 (``tokenizers`` WordLevel saved as a ``PreTrainedTokenizerFast``).
 
 Training: AdamW (lr 1e-3, betas 0.9/0.98, weight decay 0.01), 200 warm-up steps then
-cosine decay to 10 %, batch 64, gradient clipping at 1.0, 2,500 steps, one torch thread:
-397 s on the shared 2-core build machine (torch 2.13, transformers 5.24). Held-out
-accuracy (1000 four-class symbolic episodes from a seed never used in training, among the
-episode's labels) rises from 0.28 at k = 0 to 0.54 (k = 1), 0.93 (k = 4), 0.98 (k = 8);
-in-context learning appears abruptly around step 700. Everything is printed and written
-next to the weights as ``training_log.json``.
+cosine decay to 10 %, batch 64, gradient clipping at 1.0, one torch thread. Held-out
+accuracy (four-class symbolic episodes from a seed never used in training, among the
+episode's labels) is printed during training; everything, with the measured wall time
+and the provenance of the run, is written next to the weights as ``training_log.json``
+(the docs quote it from there).
 
 Why this format: in development runs with ``--templates mixed``
 (``"Input: {text}\\nLabel: {label}\\n"`` and two variants, the label four tokens after
@@ -63,12 +68,17 @@ TEMPLATE_SETS = {
 }
 TEMPLATES = TEMPLATE_SETS["compact"]
 FILLERS = (1.0,)  # texts are one content word, no filler words (see the docstring)
-N_DEMOS = 9
-CLASS_PROBS = {2: 0.2, 3: 0.3, 4: 0.5}
+N_DEMOS = 10
+# classes per episode: up to 6, so a prompt of k = 4 often lacks the query's class
+CLASS_PROBS = {2: 0.15, 3: 0.2, 4: 0.25, 5: 0.2, 6: 0.2}
+# label noise per episode (share of demonstrations whose label is replaced by another of
+# the episode's labels): conflicting demonstrations, as in crowd-labelled data
+NOISE_PROBS = {0.0: 0.4, 0.1: 0.2, 0.2: 0.2, 0.3: 0.2}
 SYMBOLIC_PROB = 0.75
 # words per category in an episode: few words repeat often (token-level induction is
 # learned first), all 16 is the evaluation setting (category-level induction)
 WORDS_PER_CLASS = {1: 0.2, 2: 0.2, 4: 0.2, None: 0.4}
+STEPS = 4000
 
 
 def build_tokenizer(out: Path):
@@ -116,8 +126,12 @@ def render_episode(rng: np.random.Generator, words) -> tuple[list[str], list[str
     examples = synthetic.sample_episode(
         rng, N_DEMOS, n_classes, symbolic, words, per_class, filler_probs=FILLERS
     )
-    segments = [template.format(text=e.text, label=e.label) for e in examples]
-    return segments, [e.label for e in examples]
+    noise = float(rng.choice(list(NOISE_PROBS), p=list(NOISE_PROBS.values())))
+    shown = synthetic.add_label_noise(rng, [e.label for e in examples], noise)
+    segments = [
+        template.format(text=e.text, label=lab) for e, lab in zip(examples, shown, strict=True)
+    ]
+    return segments, shown
 
 
 def encode_batch(tokenizer, rng, words, batch_size: int):
@@ -179,11 +193,13 @@ def lr_at(step: int, steps: int, warmup: int = 200) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=2500)
+    parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--out", type=Path, default=ROOT / "iclr25" / "data" / "icl_model")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--eval-episodes", type=int, default=100, help="per periodic eval")
+    parser.add_argument("--final-episodes", type=int, default=1000, help="final eval")
     parser.add_argument("--templates", choices=sorted(TEMPLATE_SETS), default="compact")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--width", type=int, default=128)
@@ -237,8 +253,8 @@ def main() -> None:
         opt.step()
         sched.step()
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
-            acc = held_out_accuracy(model, tokenizer, 100)
-            repeats = held_out_accuracy(model, tokenizer, 100, words_per_class=1)
+            acc = held_out_accuracy(model, tokenizer, args.eval_episodes)
+            repeats = held_out_accuracy(model, tokenizer, args.eval_episodes, words_per_class=1)
             elapsed = time.perf_counter() - start
             entry = {
                 "step": step + 1,
@@ -251,12 +267,22 @@ def main() -> None:
             print(json.dumps(entry), flush=True)
     wall_s = time.perf_counter() - start
     model.save_pretrained(args.out, safe_serialization=True)
-    final = held_out_accuracy(model, tokenizer, 1000)
+    final = held_out_accuracy(model, tokenizer, args.final_episodes)
+    from iclr25.provenance import provenance
+
     log.update(
         wall_s=round(wall_s, 1),
         steps_per_s=round(args.steps / wall_s, 2),
         final_accuracy_by_k={k: round(a, 3) for k, a in final.items()},
         torch=torch.__version__,
+        torch_threads=torch.get_num_threads(),
+        data={
+            "demonstrations": N_DEMOS,
+            "class_probs": CLASS_PROBS,
+            "noise_probs": NOISE_PROBS,
+            "symbolic_prob": SYMBOLIC_PROB,
+        },
+        provenance=provenance(["python", "scripts/train_icl_model.py", *sys.argv[1:]], [args.seed]),
     )
     (args.out / "training_log.json").write_text(json.dumps(log, indent=1) + "\n")
     print(json.dumps(log["final_accuracy_by_k"]), f"wall {wall_s:.0f}s", flush=True)

@@ -150,11 +150,22 @@ def test_interleaved_load_hits_both_sides_alike():
     assert t["a"].wall.max_s == 10.0
 
 
-def test_interleaved_min_time_extends_the_rounds():
+def test_interleaved_min_time_extends_the_rounds(monkeypatch):
+    """Rounds continue until ``min_time_s`` has passed (a fake clock: 1 ms per reading)."""
+    import types
+
+    ticks = iter(range(10**6))
+    fake = types.SimpleNamespace(perf_counter=lambda: next(ticks) * 1e-3, process_time=lambda: 0.0)
+    monkeypatch.setattr(harness, "time", fake)
     timings = harness.compare_interleaved(
-        {"x": lambda: None}, harness.TimingConfig(warmup=0, repeats=2), min_time_s=0.02
+        {"x": lambda: None}, harness.TimingConfig(warmup=0, repeats=2), min_time_s=0.05
     )
     assert timings["x"].wall.samples > 2
+    ticks = iter(range(10**6))
+    timings = harness.compare_interleaved(
+        {"x": lambda: None}, harness.TimingConfig(warmup=0, repeats=2), min_time_s=0.0
+    )
+    assert timings["x"].wall.samples == 2
 
 
 def test_interleaved_cpu_time_counts_child_processes():

@@ -1,203 +1,84 @@
 """`iclr25 bandit-replicable`: list-replicable bandit algorithms, simulated at scale.
 
-Subcommands: ``run`` (N executions of one algorithm: regret and list size against the
-guarantee), ``sweep`` (regret against the horizon, fitted exponent beside the claimed
-one), ``compare`` (several algorithms on one instance) and ``lower-bound`` (regret/T of
-an algorithm restricted to k-1 traces). The method lives in
-:mod:`iclr25.core.bandit_replicable`.
+Subcommands: ``run`` (N executions of one algorithm: regret, list size and a binomial test
+of the guarantee), ``sweep`` (regret against the horizon with an exponent fitted past the
+exploration phase, or — ``--over k|delta|batches`` — measured list size against the
+bound on instances that stress it), ``compare`` (several algorithms on one instance, and
+where Alg. 1 overtakes ETC) and ``lower-bound`` (both halves of the theorem, measured).
+The method lives in :mod:`iclr25.core.bandit_replicable`; options in
+:mod:`.bandit_replicable_options`, tables in :mod:`.bandit_replicable_render`.
 """
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
+from iclr25.commands.bandit_replicable_options import (
+    ALGORITHM_NAMES,
+    AlgoOpt,
+    ArmsOpt,
+    BatchesOpt,
+    DeltaOpt,
+    DimOpt,
+    EnvKind,
+    EnvOpt,
+    Family,
+    GapOpt,
+    HorizonOpt,
+    Instance,
+    InstanceOpt,
+    KOpt,
+    MeansOpt,
+    Noise,
+    NoiseOpt,
+    Over,
+    RunsOpt,
+    SharedOpt,
+    SigmaOpt,
+    ThetaOpt,
+)
 from iclr25.demo import DemoStep
+from iclr25.parallel_options import NoCacheOpt, SchedulerOpt, WorkersOpt
 from iclr25.runner import Run, command
 
 NAME = "bandit-replicable"
 HELP = "List-replicable bandit algorithms, simulated at scale against their guarantees."
-ALGORITHM_NAMES = (
-    "etc, list-2k, list-k-delta, list-batched, linear-batched, ucb1, successive-elimination, "
-    "thompson, replicable-elimination"
-)
-
 app = typer.Typer(no_args_is_help=True, help=HELP)
 
-
-class Instance(StrEnum):
-    random = "random"
-    equal_gaps = "equal-gaps"
-    hard = "hard"
-
-
-class Noise(StrEnum):
-    bernoulli = "bernoulli"
-    gaussian = "gaussian"
-
-
-class EnvKind(StrEnum):
-    k_armed = "k-armed"
-    linear = "linear"
-
-
-_INSTANCE = "Instance"
-_SIM = "Simulation"
-
-AlgoOpt = Annotated[str, typer.Option("--algo", help=f"Algorithm: {ALGORITHM_NAMES}.")]
-KOpt = Annotated[int, typer.Option("--k", help="Number of arms.", rich_help_panel=_INSTANCE)]
-MeansOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--means", help="Arm means, e.g. 0.9,0.8,0.5 (sets k).", rich_help_panel=_INSTANCE
-    ),
-]
-InstanceOpt = Annotated[
-    Instance,
-    typer.Option(
-        "--instance",
-        help="Generated means: random U(0.1,0.9), equal-gaps, or hard (one arm ahead by --gap).",
-        rich_help_panel=_INSTANCE,
-    ),
-]
-GapOpt = Annotated[
-    float | None,
-    typer.Option("--gap", help="Gap for equal-gaps / hard instances.", rich_help_panel=_INSTANCE),
-]
-NoiseOpt = Annotated[
-    Noise, typer.Option("--noise", help="Reward noise.", rich_help_panel=_INSTANCE)
-]
-SigmaOpt = Annotated[
-    float, typer.Option("--sigma", help="Gaussian reward sd.", rich_help_panel=_INSTANCE)
-]
-EnvOpt = Annotated[
-    EnvKind,
-    typer.Option("--env", help="k-armed or linear bandit.", rich_help_panel=_INSTANCE),
-]
-DimOpt = Annotated[
-    int, typer.Option("--dim", help="Linear bandits: dimension d.", rich_help_panel=_INSTANCE)
-]
-ArmsOpt = Annotated[
-    int,
-    typer.Option(
-        "--arms",
-        help="Linear bandits: N random unit-vector arms (0 = the unit ball).",
-        rich_help_panel=_INSTANCE,
-    ),
-]
-ThetaOpt = Annotated[
-    float, typer.Option("--theta-norm", help="Linear bandits: |θ|.", rich_help_panel=_INSTANCE)
-]
-HorizonOpt = Annotated[int, typer.Option("--horizon", help="Rounds T.", rich_help_panel=_SIM)]
-RunsOpt = Annotated[
-    int, typer.Option("--runs", help="Independent executions.", rich_help_panel=_SIM)
-]
-DeltaOpt = Annotated[
-    float,
-    typer.Option(
-        "--delta",
-        help="δ of the (ℓ, δ) guarantee (ρ for replicable-elimination).",
-        rich_help_panel=_SIM,
-    ),
-]
-BatchesOpt = Annotated[
-    int,
-    typer.Option("--batches", help="B for list-batched / linear-batched.", rich_help_panel=_SIM),
-]
-SharedOpt = Annotated[
-    bool,
-    typer.Option(
-        "--shared-randomness",
-        help="Executions 2i and 2i+1 share their internal random bits (fresh rewards): "
-        "pair_agreement then measures ρ-replicability; list checks are skipped.",
-        rich_help_panel=_SIM,
-    ),
-]
-WorkersOpt = Annotated[
-    int,
-    typer.Option("--workers", help="Local processes for independent cells.", rich_help_panel=_SIM),
-]
-
+GUARANTEE_KEYS = (
+    "guarantee (held | violated | untestable | null), guarantee_held (true/false/null), "
+    "guarantee_claim, guarantee_check {outcome, list_bound, delta_claimed, delta_tested, "
+    "confidence, list_size_lower, list_size_upper, outside_share_upper, "
+    "outside_share_lower, selection_runs, test_runs, runs_needed, reason}, "
+    "list_size_interval [lower, upper]"
+)
 RUN_KEYS = (
-    "algorithm, title, guarantee, claimed_regret, horizon, runs, delta, batches, mean_regret, "
+    "algorithm, title, claimed_regret, horizon, runs, delta, batches, mean_regret, "
     "mean_regret_ci95, regret_sd, regret_median, regret_p95, regret_over_horizon, "
-    "distinct_traces, list_bound, traces_covering_1_minus_delta, guarantee_held, "
-    "shared_randomness, pair_agreement, pair_agreement_ci95, rho_bound, rho_held, "
-    "top_trace_shares, regret_curve {t, mean_regret}, instance"
+    "regret_bound {bound, trivial_bound, bound_formula, probability, accuracy_ratio, "
+    "log_term, vacuous, first_decision_round, measured_quantile, within}, distinct_traces, "
+    "list_bound, traces_covering_1_minus_delta, "
+    f"{GUARANTEE_KEYS}, shared_randomness, pair_agreement, pair_agreement_ci95, rho_bound, "
+    "rho_held, top_trace_shares, regret_curve {t, mean_regret}, instance"
 )
 
 
-def _short_table(rows: list[dict], headers: dict[str, str], title: str):
-    """A table of ``rows`` showing the keys of ``headers`` under short names (≤ 100 columns)."""
-    from iclr25.output import rows_table
-
-    shown = [{headers[key]: row[key] for key in headers} for row in rows]
-    return rows_table(shown, list(headers.values()), title=title)
-
-
-def _bound_text(bound):
-    return bound if bound is None or bound < 10**9 else f"{float(bound):.3g}"
-
-
-def _environment(
-    run: Run, *, env, k, means, instance, gap, noise, sigma, dim, arms, theta_norm, horizon
-):
-    import numpy as np
-
-    from iclr25.core.bandit_replicable import environments as envs
-
-    rng = np.random.default_rng(np.random.SeedSequence(run.seed & (2**63 - 1), spawn_key=(99,)))
-    if env == EnvKind.linear:
-        if arms == 0:
-            return envs.unit_ball(
-                dim=dim, horizon=horizon, theta_norm=theta_norm, sigma=sigma, rng=rng
-            )
-        return envs.linear_finite(
-            dim=dim, arms=arms, horizon=horizon, theta_norm=theta_norm, sigma=sigma, rng=rng
+def _warn_untestable(run: Run, entry: dict) -> None:
+    check = entry.get("guarantee_check")
+    if check and check["outcome"] == "untestable":
+        needed = check["runs_needed"]
+        fix = f"; about {needed:,} runs would decide" if needed else ""
+        run.warn(
+            f"{entry['algorithm']}: the ({check['list_bound']:,}, {check['delta_claimed']:g}) "
+            f"guarantee is untestable with {entry['runs']:,} runs ({check['reason']}){fix}"
         )
-    parsed = envs.parse_means(means) if means is not None else None
-    return envs.k_armed(
-        k=k,
-        horizon=horizon,
-        instance=instance.value,
-        gap=gap,
-        means=parsed,
-        noise=noise.value,
-        sigma=sigma,
-        rng=rng,
-    )
 
 
-def _k_armed_environment(run: Run, **instance_options):
-    """The k-armed environment of the instance options (compare, sweep)."""
-    return _environment(run, env=EnvKind.k_armed, dim=0, arms=0, theta_norm=1.0, **instance_options)
+def _report_outcomes(run: Run, outcomes) -> None:
+    from iclr25 import parallel_options
 
-
-def _device(run: Run, algo: str) -> str:
-    from iclr25.core.bandit_replicable.registry import get
-
-    if run.device.kind == "cuda" and get(algo).kind == "sequential":
-        from iclr25.gpu import get_cupy
-
-        if get_cupy() is not None:
-            return "cuda"
-        run.warn("CUDA was selected but CuPy is missing: UCB1/Thompson run on the CPU")
-    return "cpu"
-
-
-def _render_run(console, results) -> None:
-    from iclr25.output import render_mapping
-
-    shown = {k: v for k, v in results.items() if k not in ("regret_curve", "instance")}
-    render_mapping(console, shown, title=f"bandit-replicable run: {results['algorithm']}")
-    render_mapping(console, results["instance"], title="instance")
-
-
-def _plots_run(run: Run, results: dict) -> None:
-    from iclr25.core.bandit_replicable import plots
-
-    run.save_plot(plots.regret_curves([results], "mean regret"), "regret_curve")
-    run.save_plot(plots.trace_frequencies([results], "trace frequencies"), "trace_frequencies")
+    for outcome in outcomes:
+        parallel_options.report(run, outcome)
 
 
 @command(app, "run", epilog=f"JSON results: {RUN_KEYS}.")
@@ -221,33 +102,30 @@ def run_command(
     *,
     run: Run,
 ) -> None:
-    """N independent executions of one algorithm: regret, distinct traces, list bound."""
+    """N independent executions of one algorithm: regret, traces, and a binomial test of
+    the list guarantee (held / violated / untestable)."""
+    from iclr25.commands import bandit_replicable_options as opts
+    from iclr25.commands.bandit_replicable_render import render_run
+    from iclr25.core.bandit_replicable import plots
     from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment, validate
 
     validate(SimulationConfig(algo, horizon, runs, delta, batches))
-    environment = _environment(
+    environment = opts.environment(
         run,
-        env=env,
-        k=k,
-        means=means,
-        instance=instance,
-        gap=gap,
-        noise=noise,
-        sigma=sigma,
-        dim=dim,
-        arms=arms,
-        theta_norm=theta_norm,
-        horizon=horizon,
+        **dict(env=env, k=k, means=means, instance=instance, gap=gap, noise=noise),
+        **dict(sigma=sigma, dim=dim, arms=arms, theta_norm=theta_norm, horizon=horizon),
     )
-    device = "cpu" if shared_randomness else _device(run, algo)  # the kernel has no pairs
+    device = "cpu" if shared_randomness else opts.device(run, algo)  # the kernel has no pairs
     config = SimulationConfig(
         algo, horizon, runs, delta, batches, device=device, shared_randomness=shared_randomness
     )
     with run.progress(f"{algo}: executions", total=runs) as advance, run.timer("simulate_s"):
         results = run_experiment(environment, config, run.seed, on_progress=advance)
+    _warn_untestable(run, results)
     if run.wants_artifacts:
-        _plots_run(run, results)
-    run.finish(results, config, _render_run)
+        run.save_plot(plots.regret_curves([results], "mean regret"), "regret_curve")
+        run.save_plot(plots.trace_frequencies([results], "trace frequencies"), "trace_frequencies")
+    run.finish(results, config, render_run)
 
 
 # ---------------------------------------------------------------------------------------
@@ -258,27 +136,13 @@ DEFAULT_ALGOS = (
     "replicable-elimination"
 )
 COMPARE_KEYS = (
-    "horizon, runs, delta, instance, algorithms [{algorithm, guarantee, claimed_regret, "
-    "mean_regret, mean_regret_ci95, regret_over_horizon, distinct_traces, list_bound, "
-    "traces_covering_1_minus_delta, guarantee_held, pair_agreement, rho_bound, rho_held, "
-    "top_trace_shares, regret_curve}], shared_randomness"
+    "horizon, runs, delta, instance, algorithms [{algorithm, guarantee_claim, claimed_regret, "
+    "mean_regret, mean_regret_ci95, regret_over_horizon, regret_bound, distinct_traces, "
+    "list_bound, traces_covering_1_minus_delta, list_size_interval, guarantee, "
+    "guarantee_held, guarantee_check, pair_agreement, rho_bound, rho_held, top_trace_shares, "
+    "regret_curve}], shared_randomness, crossing (with etc and list-2k: {horizons, regret, "
+    "fits, alg1_ahead_at, alg1_overtakes_etc {horizon, range, note}})"
 )
-
-
-def _render_compare(console, results) -> None:
-    headers = {
-        "algorithm": "algorithm",
-        "mean_regret": "regret",
-        "regret_over_horizon": "regret/T",
-        "distinct_traces": "traces",
-        "traces_covering_1_minus_delta": "cover 1-δ",
-        "list_bound": "bound ℓ",
-        "guarantee_held": "held",
-        "pair_agreement": "pairs agree",
-    }
-    rows = [{**a, "list_bound": _bound_text(a["list_bound"])} for a in results["algorithms"]]
-    title = f"T = {results['horizon']:,}, {results['runs']:,} executions, δ = {results['delta']}"
-    console.print(_short_table(rows, headers, title))
 
 
 @command(app, "compare", epilog=f"JSON results: {COMPARE_KEYS}.")
@@ -296,87 +160,111 @@ def compare_command(
     gap: GapOpt = None,
     noise: NoiseOpt = Noise.bernoulli,
     sigma: SigmaOpt = 1.0,
-    workers: WorkersOpt = 1,
     shared_randomness: SharedOpt = False,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
     *,
     run: Run,
 ) -> None:
-    """Several algorithms on one instance: regret, traces, guarantees; curves and a
-    trace-frequency plot with --out."""
+    """Several algorithms on one instance: regret, traces, guarantees, and (with etc and
+    list-2k) the horizon where Alg. 1 would overtake ETC; curves and a trace plot with --out."""
+    from iclr25 import parallel_options
+    from iclr25.commands import bandit_replicable_options as opts
+    from iclr25.commands.bandit_replicable_render import render_compare
     from iclr25.core.bandit_replicable import plots
+    from iclr25.core.bandit_replicable.cells import InstanceSpec
     from iclr25.core.bandit_replicable.simulate import SimulationConfig
     from iclr25.core.bandit_replicable.sweep import parse_algorithms, run_compare
 
     names = parse_algorithms(algos)
-    environment = _k_armed_environment(
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    environment = opts.k_armed_environment(
         run, k=k, means=means, instance=instance, gap=gap, noise=noise, sigma=sigma, horizon=horizon
     )
     base = SimulationConfig(
         names[0], horizon, runs, delta, batches, shared_randomness=shared_randomness
     )
-    with run.progress("algorithms", total=len(names)) as advance, run.timer("simulate_s"):
-        results = run_compare(names, environment, base, run.seed, workers, advance)
+    spec = InstanceSpec.of(environment)
+    with run.progress("cells", total=len(names)) as advance, run.timer("simulate_s"):
+        results, outcomes = run_compare(names, spec, base, run.seed, execution, advance)
+    _report_outcomes(run, outcomes)
+    for entry in results["algorithms"]:
+        _warn_untestable(run, {**entry, "runs": runs})
     if run.wants_artifacts:
         entries = results["algorithms"]
         run.save_plot(plots.regret_curves(entries, "mean regret"), "regret_curves")
         run.save_plot(plots.trace_frequencies(entries, "trace frequencies"), "trace_frequencies")
-    config = {
-        "algos": names,
-        "horizon": horizon,
-        "runs": runs,
-        "delta": delta,
-        "batches": batches,
-        "workers": workers,
-        "shared_randomness": shared_randomness,
-    }
-    run.finish(results, config, _render_compare)
+        if results["crossing"]:
+            run.save_plot(plots.crossing_plot(results["crossing"]), "etc_crossing")
+    config = {"algos": names, "horizon": horizon, "runs": runs, "delta": delta}
+    config |= {"batches": batches, "shared_randomness": shared_randomness}
+    run.finish(results, config, render_compare)
 
 
 # ---------------------------------------------------------------------------------------
 # sweep
 # ---------------------------------------------------------------------------------------
 SWEEP_KEYS = (
-    "algorithm, mode, rows [{horizon, mean_regret, mean_regret_ci95, regret_over_horizon, "
-    "worst_gap, distinct_traces, traces_covering_1_minus_delta, list_bound, guarantee_held}], "
-    "fitted_exponent, fitted_exponent_ci95, claimed_exponent, design_exponent, batches, "
-    "batches_needed_for_claim, claimed_regret, guarantee, guarantee_held_everywhere"
+    "--over horizon: algorithm, mode, rows [{horizon, mean_regret, mean_regret_ci95, "
+    "regret_over_horizon, worst_gap, easiest_regret_share_of_uniform, past_exploration, "
+    "distinct_traces, traces_covering_1_minus_delta, list_size_interval, list_bound, "
+    "guarantee}], fitted_exponent, fitted_exponent_ci95, fit_rule, fit_horizons, "
+    "exploration_horizons, fitted_exponent_all_horizons(_ci95), claimed_exponent, "
+    "design_exponent, batches, batches_needed_for_claim, claimed_regret, guarantee_claim, "
+    "hypothesis, pass_condition, verdict, guarantee_outcomes, guarantee_held_everywhere. "
+    "--over k|delta|batches: algorithm, over, "
+    "horizon, runs, family, rows [{value, k, delta, batches, instance_family, "
+    "instance_scale, instance_means, pilot_covering, traces_covering_1_minus_delta, "
+    "list_size_interval, distinct_traces, list_bound, prefix_list_bound, share_of_bound, "
+    "guarantee, guarantee_check, mean_regret, regret_over_horizon}], guarantee_outcomes, "
+    "guarantee_held_everywhere, bound_approached"
 )
-
-
-def _render_sweep(console, results) -> None:
-    headers = {
-        "horizon": "T",
-        "mean_regret": "mean regret",
-        "regret_over_horizon": "regret/T",
-        "worst_gap": "worst gap",
-        "distinct_traces": "traces",
-        "traces_covering_1_minus_delta": "cover 1-δ",
-        "list_bound": "bound ℓ",
-    }
-    rows = [{**r, "list_bound": _bound_text(r["list_bound"])} for r in results["rows"]]
-    console.print(_short_table(rows, headers, f"{results['algorithm']}: {results['mode']}"))
-    fitted, ci = results["fitted_exponent"], results["fitted_exponent_ci95"]
-    line = f"measured exponent {fitted:.3f}" if fitted is not None else "measured exponent n/a"
-    if ci:
-        line += f" (95% CI {ci[0]:.3f}..{ci[1]:.3f})"
-    console.print(f"{line}   claimed {results['claimed_exponent']:.4g}")
-    batches = results["batches"]
-    if batches is not None:
-        console.print(
-            f"B = {batches} batches: design {results['design_exponent']:.4g} = {batches}-batch "
-            f"lower bound (Gao et al. 2019); claim needs ≥ {results['batches_needed_for_claim']}"
-            " batches"
-        )
+OverOpt = Annotated[
+    Over,
+    typer.Option(
+        "--over",
+        help="horizon: regret against T (exponent fit). k, delta or batches: measured list "
+        "size against the bound, on instances that stress it (--values, --horizon).",
+    ),
+]
+ValuesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--values",
+        help="Values of --over k|delta|batches (default k: 2..8; delta: 0.2..0.01; batches: 2..5).",
+    ),
+]
+FamilyOpt = Annotated[
+    Family,
+    typer.Option(
+        "--family",
+        help="--over k|delta|batches: the instance of each value: search (the most traces "
+        "over the stress families and random perturbations) or one named family.",
+    ),
+]
 
 
 @command(app, "sweep", epilog=f"JSON results: {SWEEP_KEYS}.")
 def sweep_command(
     algo: AlgoOpt = "list-2k",
+    over: OverOpt = Over.horizon,
     t_min: Annotated[int, typer.Option("--t-min", help="Smallest horizon.")] = 1_000,
     t_max: Annotated[int, typer.Option("--t-max", help="Largest horizon.")] = 1_000_000,
     points: Annotated[int, typer.Option("--points", help="Log-spaced horizons.")] = 6,
+    values: ValuesOpt = None,
+    horizon: Annotated[
+        int, typer.Option("--horizon", help="--over k|delta|batches: rounds T.")
+    ] = 100_000,
+    family: FamilyOpt = Family.search,
+    pilot_runs: Annotated[
+        int, typer.Option("--pilot-runs", help="Executions per candidate of the search.")
+    ] = 200,
     k: KOpt = 5,
-    runs: RunsOpt = 300,
+    runs: Annotated[
+        int | None,
+        typer.Option("--runs", help="Executions per cell (default 300; 1000 for list sizes)."),
+    ] = None,
     delta: DeltaOpt = 0.05,
     batches: BatchesOpt = 3,
     fixed_instance: Annotated[
@@ -395,17 +283,51 @@ def sweep_command(
     noise: NoiseOpt = Noise.bernoulli,
     sigma: SigmaOpt = 1.0,
     workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
     *,
     run: Run,
 ) -> None:
-    """Regret against log-spaced horizons, the fitted exponent beside the claimed one."""
+    """Regret against log-spaced horizons (exponent fitted past exploration), or measured
+    list size against the bound over k, δ or B (--over)."""
+    from iclr25 import parallel_options
+    from iclr25.commands import bandit_replicable_options as opts
+    from iclr25.commands.bandit_replicable_render import render_list_sweep, render_sweep
     from iclr25.core.bandit_replicable import plots
+
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    if over != Over.horizon:
+        from iclr25.core.bandit_replicable.list_sweep import ListSweepConfig, run_list_sweep
+
+        config = ListSweepConfig(
+            algo,
+            over.value,
+            opts.parse_values(values, over.value),
+            horizon,
+            runs or 1000,
+            k,
+            delta,
+            batches,
+            family.value,
+            pilot_runs,
+            noise.value,
+            sigma,
+        )
+        with run.progress(f"{algo}: {over.value}", total=len(config.values)) as advance:
+            with run.timer("simulate_s"):
+                results, outcome = run_list_sweep(config, run.seed, execution, advance)
+        _report_outcomes(run, [outcome])
+        if run.wants_artifacts:
+            run.save_plot(plots.list_size_plot(results), "list_size_vs_bound")
+        run.finish(results, config, render_list_sweep)
+        return
+    from iclr25.core.bandit_replicable.cells import InstanceSpec
     from iclr25.core.bandit_replicable.sweep import SweepConfig, horizon_grid, run_sweep
 
     horizons = horizon_grid(t_min, t_max, points)
-    environment = None
+    spec = None
     if fixed_instance:
-        environment = _k_armed_environment(
+        environment = opts.k_armed_environment(
             run,
             k=k,
             means=means,
@@ -415,7 +337,7 @@ def sweep_command(
             sigma=sigma,
             horizon=horizons[0],
         )
-        k = environment.k
+        spec, k = InstanceSpec.of(environment), environment.k
     else:
         from iclr25.core.bandit_replicable.environments import check_common
 
@@ -423,7 +345,7 @@ def sweep_command(
     config = SweepConfig(
         algo,
         horizons,
-        runs,
+        runs or 300,
         delta,
         batches,
         k,
@@ -431,82 +353,84 @@ def sweep_command(
         sigma,
         worst_case=not fixed_instance,
         gap_points=gap_points,
-        workers=workers,
     )
-    cells = len(horizons) * (1 if fixed_instance else gap_points)
+    cells = len(horizons) * (1 if fixed_instance else max(gap_points, 0))
     with run.progress(f"{algo}: sweep cells", total=cells) as advance, run.timer("simulate_s"):
-        results = run_sweep(config, environment, run.seed, advance)
+        results, outcome = run_sweep(config, spec, run.seed, execution, advance)
+    _report_outcomes(run, [outcome])
     if run.wants_artifacts:
         run.save_plot(plots.sweep_plot(results), "regret_vs_horizon")
-    run.finish(results, config, _render_sweep)
+    run.finish(results, config, render_sweep)
 
 
 # ---------------------------------------------------------------------------------------
 # lower-bound
 # ---------------------------------------------------------------------------------------
 LOWER_KEYS = (
-    "k, gap, rows [{horizon, capped_worst_regret_over_T, capped_worst_instance, "
-    "capped_max_traces, etc_worst_regret_over_T, etc_worst_instance, etc_max_traces}], "
-    "capped_list_size, linear_regret_fraction, centre {algorithm, horizon, distinct_traces, "
-    "top_k_minus_1_share, needed_for_k_minus_1_delta, k_minus_1_list_replicable_here}"
+    "k, gap, delta, horizons, runs, max_scale, hypotheses, pass_conditions, "
+    "pigeonhole_floor, algorithms [{algorithm, needs_k_traces {horizon, instance, "
+    "traces_covering_1_minus_delta, list_size_interval, distinct_traces, "
+    "regret_over_horizon, verdict, passed}, restricted {rows [{horizon, listed_traces, "
+    "listed_share_at_centre, restricted_regret_over_T, restricted_worst_instance, "
+    "unrestricted_regret_over_T, unrestricted_regret_over_T_ci95, "
+    "unrestricted_worst_instance}], verdict, passed, floor}}], escapes"
 )
-
-
-def _render_lower(console, results) -> None:
-    from iclr25.output import render_mapping
-
-    headers = {
-        "horizon": "T",
-        "capped_worst_regret_over_T": "capped: worst regret/T",
-        "capped_worst_instance": "on",
-        "capped_max_traces": "traces",
-        "etc_worst_regret_over_T": "ETC: worst regret/T",
-        "etc_worst_instance": "on ",
-        "etc_max_traces": "traces ",
-    }
-    title = f"k = {results['k']}, gap = {results['gap']}: ETC capped to k-1 traces vs ETC"
-    console.print(_short_table(results["rows"], headers, title))
-    render_mapping(console, results["centre"], title="centre instance (all arms equal)")
+LOWER_ALGOS = "etc,list-2k,list-k-delta,list-batched,linear-batched"
 
 
 @command(app, "lower-bound", epilog=f"JSON results: {LOWER_KEYS}.")
 def lower_bound_command(
+    algos: Annotated[
+        str, typer.Option("--algos", help=f"Comma-separated names ({ALGORITHM_NAMES}).")
+    ] = LOWER_ALGOS,
     k: KOpt = 3,
-    gap: Annotated[float, typer.Option("--gap", help="Gap of the vertex instances.")] = 0.2,
+    gap: Annotated[float, typer.Option("--gap", help="Δ of the vertex instances (part B).")] = 0.2,
     t_min: Annotated[int, typer.Option("--t-min", help="Smallest horizon.")] = 1_000,
-    t_max: Annotated[int, typer.Option("--t-max", help="Largest horizon.")] = 1_000_000,
+    t_max: Annotated[int, typer.Option("--t-max", help="Largest horizon (part A's).")] = 1_000_000,
     points: Annotated[int, typer.Option("--points", help="Log-spaced horizons.")] = 4,
     runs: RunsOpt = 500,
     delta: DeltaOpt = 0.05,
-    algo: Annotated[
-        str, typer.Option("--algo", help="Algorithm whose trace shares are measured at the centre.")
-    ] = "etc",
+    batches: BatchesOpt = 3,
+    max_scale: Annotated[
+        float,
+        typer.Option("--max-scale", help="Part A: every mean within this of the others."),
+    ] = 0.25,
+    pilot_runs: Annotated[
+        int, typer.Option("--pilot-runs", help="Executions per candidate of the search.")
+    ] = 200,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
     *,
     run: Run,
 ) -> None:
-    """Regret/T of ETC restricted to k-1 traces (linear) against ETC (sublinear)."""
+    """Both halves of the lower bound, measured: each algorithm needs ≥ k traces on some
+    near-tied instance (A), and restricted to k-1 traces its regret/T stays away from 0 (B)."""
+    from iclr25 import parallel_options
+    from iclr25.commands.bandit_replicable_render import render_lower
     from iclr25.core.bandit_replicable import plots
     from iclr25.core.bandit_replicable.lower_bound import LowerBoundConfig, run_lower_bound
-    from iclr25.core.bandit_replicable.simulate import SimulationConfig, validate
-    from iclr25.core.bandit_replicable.sweep import horizon_grid
+    from iclr25.core.bandit_replicable.sweep import horizon_grid, parse_algorithms
 
-    validate(SimulationConfig(algo, t_max, runs, delta))
-    config = LowerBoundConfig(k, gap, horizon_grid(t_min, t_max, points), runs, delta, algo)
-    with run.progress("horizons", total=len(config.horizons)) as advance, run.timer("simulate_s"):
-        results = run_lower_bound(config, run.seed, advance)
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    names = tuple(parse_algorithms(algos))
+    horizons = horizon_grid(t_min, t_max, points)
+    config = LowerBoundConfig(names, k, gap, horizons, runs, delta, batches, max_scale, pilot_runs)
+    total = len(names) * (1 + len(horizons))
+    with run.progress("cells", total=total) as advance, run.timer("simulate_s"):
+        results, outcomes = run_lower_bound(config, run.seed, execution, advance)
+    _report_outcomes(run, outcomes)
+    for line in results["escapes"]:
+        run.warn(line)
     if run.wants_artifacts:
         run.save_plot(plots.lower_bound_plot(results), "regret_over_T")
-    run.finish(results, config, _render_lower)
+    run.finish(results, config, render_lower)
 
 
 def _demo_headline(doc: dict) -> str:
-    rows = {a["algorithm"]: a for a in doc["results"]["algorithms"]}
-    alg1, ucb = rows["list-2k"], rows["ucb1"]
-    return (
-        f"Alg. 1: {alg1['distinct_traces']} traces (bound {alg1['list_bound']}), "
-        f"regret {alg1['mean_regret']:.0f}; UCB1: {ucb['distinct_traces']} traces, "
-        f"regret {ucb['mean_regret']:.0f}"
-    )
+    from iclr25.core.bandit_replicable.summaries import compare_headline
+
+    return compare_headline(doc["results"])
 
 
 DEMO = (

@@ -107,7 +107,34 @@ RhoOpt = Annotated[
     str,
     typer.Option(
         "--rho",
-        help="Radius ρ: a number, or auto (the certificate radius c·√(log(1/δ)/n)).",
+        help="Radius ρ: a number (kind user), calibrated (= auto: c·√(log(1/δ)/n) with c "
+        "estimated on held-out rows) or theory (a stated theorem's radius; needs "
+        "--support-radius).",
+        rich_help_panel=_ROBUST,
+    ),
+]
+SplitOpt = Annotated[
+    float,
+    typer.Option(
+        "--calibration-split",
+        help="Share of the rows held out to calibrate c (calibrated radius); the model is "
+        "fitted and certified on the others.",
+        rich_help_panel=_ROBUST,
+    ),
+]
+SupportOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--support-radius",
+        help="X with ‖x‖₂ ≤ X for every possible x (theory radius; an assumption you state).",
+        rich_help_panel=_ROBUST,
+    ),
+]
+TargetBoundOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--target-bound",
+        help="Y with |y| ≤ Y for every possible target (theory radius, regression).",
         rich_help_panel=_ROBUST,
     ),
 ]
@@ -118,7 +145,7 @@ ConstOpt = Annotated[
     float | None,
     typer.Option(
         "--radius-constant",
-        help="c in ρ_n = c·√(log(1/δ)/n) (default: bootstrap estimate).",
+        help="c in ρ_n = c·√(log(1/δ)/n), given (kind user; default: calibrated).",
         rich_help_panel=_ROBUST,
     ),
 ]
@@ -181,9 +208,12 @@ class ProblemOptions:
     p: POpt = 2.0
     q: QOpt = 1.0
     kappa: KappaOpt = "inf"
-    rho: RhoOpt = "auto"
+    rho: RhoOpt = "calibrated"
     delta: DeltaOpt = 0.05
     radius_constant: ConstOpt = None
+    calibration_split: SplitOpt = 0.3
+    support_radius: SupportOpt = None
+    target_bound: TargetBoundOpt = None
     bootstrap: BootOpt = 100
     epsilon: EpsOpt = None
     sigma: SigmaOpt = None
@@ -239,13 +269,23 @@ def parse_float(text: str, option: str) -> float:
         ) from None
 
 
-def parse_rho(text: str) -> float | None:
-    if text.strip().lower() == "auto":
-        return None
-    value = parse_float(text, "--rho")
+def parse_rho(text: str) -> tuple[float | None, str]:
+    """(ρ or None, radius kind when ρ is not given): a number, calibrated/auto, or theory."""
+    word = text.strip().lower()
+    if word in ("auto", "calibrated"):
+        return None, "calibrated"
+    if word == "theory":
+        return None, "theory"
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(
+            f"--rho {text!r} is neither a number nor a radius kind",
+            "pass a number, calibrated (or auto), or theory",
+        ) from None
     if not (value >= 0) or not math.isfinite(value):
         raise UsageError(f"--rho {text} is not a finite number ≥ 0", "pass ρ ≥ 0, or auto")
-    return value
+    return value, "calibrated"
 
 
 def parse_ints(text: str, option: str) -> tuple[int, ...]:
@@ -268,7 +308,8 @@ def specs(run: Run, opts: ProblemOptions):
     from iclr25.core.dro_bound.entropic import EntropicConfig
     from iclr25.core.dro_bound.fit_mlp import MLPConfig
     from iclr25.core.dro_bound.inner_max import InnerMaxConfig
-    from iclr25.core.dro_bound.pipeline import DataSpec, ModelSpec, RobustSpec
+    from iclr25.core.dro_bound.setup import DataSpec, ModelSpec, RobustSpec
+    from iclr25.core.dro_bound.theory import TheoryConfig
 
     o = opts
     if o.n < 1 or o.d < 1:
@@ -296,13 +337,29 @@ def specs(run: Run, opts: ProblemOptions):
         o.intercept,
         MLPConfig(parse_ints(o.hidden, "--hidden"), o.epochs, seed=run.seed),
     )
+    rho, radius = parse_rho(o.rho)
+    if o.radius_constant is not None and (rho is not None or radius == "theory"):
+        raise UsageError(
+            "--radius-constant gives the radius, and so does --rho " + o.rho,
+            "pass one of --rho R and --radius-constant C",
+        )
+    if o.support_radius is None and o.target_bound is not None:
+        raise UsageError("--target-bound goes with --support-radius", "pass both, or neither")
+    theory = None if o.support_radius is None else TheoryConfig(o.support_radius, o.target_bound)
     robust = RobustSpec(
-        rho=parse_rho(o.rho),
+        rho=rho,
+        radius=radius,
         cost=TransportCost(o.p, o.q, parse_float(o.kappa, "--kappa")),
         entropic=None if o.epsilon is None else EntropicConfig(o.epsilon, o.sigma, o.samples),
         solver=o.solver,
         inner=InnerMaxConfig(starts=o.starts, max_iter=o.inner_iters),
-        certificate=CertificateConfig(o.delta, o.radius_constant, o.bootstrap),
+        certificate=CertificateConfig(
+            o.delta,
+            o.radius_constant,
+            o.bootstrap,
+            calibration_split=o.calibration_split,
+            theory=theory,
+        ),
         device=run.device.kind,
         seed=run.seed,
     )

@@ -35,8 +35,8 @@ OpsOpt = Annotated[
     str | None,
     typer.Option(
         "--ops",
-        help="Comma-separated ops: gemm, attention, attention-backward, linear-attention "
-        "and the hot-path kernels of other commands (default: all).",
+        help="Comma-separated ops: gemm, attention, attention-backward, linear-attention, "
+        "based and the hot-path kernels of other commands (default: all).",
     ),
 ]
 SizesOpt = Annotated[
@@ -44,7 +44,7 @@ SizesOpt = Annotated[
     typer.Option(
         "--sizes",
         help="Comma-separated sizes: gemm S or MxNxK; attention and "
-        "linear-attention sequence lengths N (default: per op).",
+        "linear-attention and based sequence lengths N (default: per op).",
     ),
 ]
 

@@ -46,8 +46,9 @@ _OPTIONS = {
         "--model",
         panel=_MODEL,
         show_default=False,
-        help="Causal LM folder saved with save_pretrained (or a hub id with --allow-download); "
-        "default: the embedded model.",
+        help="Causal LM folder saved with save_pretrained, or a Hugging Face id (org/name) "
+        "found in the local cache ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub), "
+        "offline; default: the embedded model.",
     ),
     "dtype": _option(
         str,
@@ -71,7 +72,7 @@ _OPTIONS = {
         bool,
         "--allow-download",
         panel=_MODEL,
-        help="Let transformers download a hub id (local files only otherwise).",
+        help="Let transformers download a hub id that is not in the local cache.",
     ),
     "task": _option(
         str | None,
@@ -107,32 +108,69 @@ _OPTIONS = {
 _DEFAULTS = asdict(Source())
 
 
-def with_source_options(fn):
-    """Append the model and task options to ``fn``'s signature; ``fn`` gets ``source``."""
-    sig = inspect.signature(fn)
-    own = [p for p in sig.parameters.values() if p.name not in ("source", "run")]
-    shared = [
-        inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=_DEFAULTS[name], annotation=annotation
+def _with_options(names: tuple[str, ...]):
+    def decorate(fn):
+        """Append the ``names`` options to ``fn``'s signature; ``fn`` gets ``source``."""
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.name not in ("source", "run")]
+        shared = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=_DEFAULTS[name],
+                annotation=_OPTIONS[name],
+            )
+            for name in names
+        ]
+        run = sig.parameters["run"]
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            source = Source(**{name: kwargs.pop(name) for name in names})
+            return fn(*args, source=source, **kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=[*own, *shared, run])
+        wrapper.__annotations__ = {p.name: p.annotation for p in (*own, *shared, run)}
+        return wrapper
+
+    return decorate
+
+
+#: the model and task options (``--task`` and the rest)
+with_source_options = _with_options(tuple(_OPTIONS))
+#: the model and prompt options without ``--task`` (``select`` reads ``--demos``)
+with_model_options = _with_options(tuple(n for n in _OPTIONS if n != "task"))
+
+
+def execution_options(workers: int, scheduler: str | None, no_cache: bool):
+    from iclr25.parallel_options import execution
+
+    return execution(workers, scheduler, no_cache)
+
+
+def shard_runner(run: Run, cfg, execution, lm_cfg, encoded, command: str, advance):
+    """Shards through the execution layer; the command's own model serves in-process."""
+    from iclr25.core.icl_order import shards
+    from iclr25.parallel_options import report
+
+    return shards.shard_runner(
+        lm_cfg, encoded, cfg, execution, command, advance, lambda outcome: report(run, outcome)
+    )
+
+
+def warn_if_at_chance(run: Run, accuracy: float, interval, chance: float, task: str) -> None:
+    """Warn when the accuracy's 95 % interval includes the task's chance level."""
+    if interval and interval[0] <= chance <= interval[1] or accuracy <= chance:
+        run.warn(
+            f"the model is at chance on {task} (accuracy {accuracy:.3f}, 95% interval "
+            f"[{interval[0]:.3f}, {interval[1]:.3f}], chance {chance:.3f}): results say "
+            "nothing about order"
         )
-        for name, annotation in _OPTIONS.items()
-    ]
-    run = sig.parameters["run"]
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        source = Source(**{name: kwargs.pop(name) for name in _OPTIONS})
-        return fn(*args, source=source, **kwargs)
-
-    wrapper.__signature__ = sig.replace(parameters=[*own, *shared, run])
-    wrapper.__annotations__ = {p.name: p.annotation for p in (*own, *shared, run)}
-    return wrapper
 
 
 def load_source(run: Run, source: Source):
     """(loaded model, encoded task, context for the results, model config); warns when
     the task does not suit the model (unknown words, the embedded model's format)."""
-    from iclr25.core.icl_order.models import ModelConfig, load_model
     from iclr25.core.icl_order.prompts import encode_task
     from iclr25.core.icl_order.tasks import Template, parse_label_words, resolve_task
 
@@ -146,16 +184,8 @@ def load_source(run: Run, source: Source):
         source.label_column,
         embedded_model=source.model is None,
     )
-    cfg = ModelConfig(
-        source.model,
-        source.dtype,
-        run.device.kind,
-        source.batch_size,
-        source.trust_remote_code,
-        source.allow_download,
-    )
-    with run.timer("load_s"):
-        lm = load_model(cfg)
+    cfg = _model_config(run, source)
+    lm = _load(run, cfg)
     encoded = encode_task(lm.tokenizer, task)
     _warn_about_fit(run, source, task, encoded)
     context = {
@@ -167,6 +197,66 @@ def load_source(run: Run, source: Source):
         "chance": task.chance,
     }
     return lm, encoded, context, cfg
+
+
+def _load(run: Run, cfg):
+    from iclr25.core.icl_order.models import load_model
+    from iclr25.core.icl_order.shards import remember
+
+    with run.timer("load_s"):
+        lm = load_model(cfg)
+    remember(cfg, lm)  # in-process shards use this model instead of loading it again
+    return lm
+
+
+def _model_config(run: Run, source: Source):
+    from iclr25.core.icl_order.models import ModelConfig
+
+    return ModelConfig(
+        source.model,
+        source.dtype,
+        run.device.kind,
+        source.batch_size,
+        source.trust_remote_code,
+        source.allow_download,
+    )
+
+
+def load_pool_and_inputs(run: Run, source: Source, demos, inputs):
+    """``select``: (model, pool task with the inputs appended, encoded, pool size,
+    inputs, context, model config). Files are read and checked before the model loads."""
+    from iclr25.core.icl_order.prompts import encode_task
+    from iclr25.core.icl_order.select import read_inputs, with_inputs
+    from iclr25.core.icl_order.tasks import (
+        BUILTIN_TEMPLATE,
+        Template,
+        load_task_file,
+        parse_label_words,
+    )
+
+    template = Template.from_cli(source.template) if source.template is not None else None
+    if template is None and source.model is None:
+        template = Template(BUILTIN_TEMPLATE)
+    pool = load_task_file(
+        demos,
+        template,
+        parse_label_words(source.label_words),
+        source.text_column,
+        source.label_column,
+    )
+    texts = read_inputs(inputs, source.text_column)
+    task = with_inputs(pool, texts)
+    cfg = _model_config(run, source)
+    lm = _load(run, cfg)
+    encoded = encode_task(lm.tokenizer, task)
+    _warn_about_fit(run, source, pool, encoded)
+    context = {
+        "model": cfg.name,
+        "demos": str(demos),
+        "template": task.template.text,
+        "label_words": list(task.label_words),
+    }
+    return lm, task, encoded, len(pool), texts, context, cfg
 
 
 def _warn_about_fit(run: Run, source: Source, task, encoded) -> None:

@@ -14,9 +14,11 @@ from typing import Annotated
 
 import typer
 
+from iclr25.commands import style_check_study as study_cmd
 from iclr25.commands import style_check_views as views
 from iclr25.demo import DemoStep
 from iclr25.errors import EXIT_INTERRUPTED, IclrError
+from iclr25.parallel_options import SchedulerOpt, WorkersOpt, execution
 from iclr25.runner import Run, command, require
 
 NAME = "style-check"
@@ -56,6 +58,9 @@ FoldsOption = Annotated[
 ]
 BatchOption = Annotated[
     int, typer.Option(help="Images decoded and embedded per batch.", min=1, max=4096)
+]
+ThresholdOption = Annotated[
+    float, typer.Option(help="Unique when held-out accuracy >= this.", min=0.0, max=1.0)
 ]
 DISCLAIMER_EPILOG = "A match measures visual resemblance, not legal infringement."
 SYNTHETIC_EPILOG = (
@@ -99,6 +104,14 @@ def reference_db(
         with run.progress("synthetic corpus", total=None) as advance, run.timer("synthetic_s"):
             paths = build_synthetic(folder, setup, advance)
         yield paths["db"], {**paths, "folder": folder, "setup": setup}
+
+
+def warn_one_encoder(run: Run, by_encoder: dict) -> None:
+    if len(by_encoder) < 2:
+        run.warn(
+            "this DB has no second encoder (made with --no-ssl or an older iclr25): results "
+            "under the DB's encoder only; index into a new --db to add the SSL-CNN"
+        )
 
 
 def check_difficulty(difficulty: str) -> None:
@@ -153,9 +166,9 @@ def finish(run: Run, results: dict, config: dict, render, synthetic: dict) -> No
 @command(
     app,
     "index",
-    epilog="JSON results: db, encoder, listed, embedded_new, embedded_changed, unchanged, "
-    "relabelled, removed, skipped (path, reason), empty_artists, n_works, n_artists, "
-    "works_per_artist.",
+    epilog="JSON results: db, encoder, second_encoder, listed, embedded_new, embedded_changed, "
+    "unchanged, relabelled, removed, skipped (path, reason), empty_artists, n_works, "
+    "n_artists, works_per_artist. Exit 2 when no image could be read (the skips are listed).",
 )
 def index(
     refs: Annotated[
@@ -165,8 +178,18 @@ def index(
     encoder: Annotated[
         str, typer.Option(help="'stats' (style statistics, no weights) or 'hf:PATH' (local model).")
     ] = "stats",
+    ssl: Annotated[
+        bool | None,
+        typer.Option(
+            "--ssl/--no-ssl",
+            help="Also train the small self-supervised CNN on this corpus and store its "
+            "embeddings (default: yes for a new DB; an existing DB keeps what it has).",
+        ),
+    ] = None,
     batch_size: BatchOption = 32,
     max_pixels: MaxPixelsOption = 89_478_485,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
     *,
     run: Run,
 ) -> None:
@@ -174,20 +197,36 @@ def index(
     from iclr25.core.style_check.index import IndexConfig
     from iclr25.core.style_check.pipeline import run_index
 
-    config = IndexConfig(encoder=encoder, batch_size=batch_size, max_pixels=max_pixels)
+    config = IndexConfig(
+        encoder=encoder, batch_size=batch_size, max_pixels=max_pixels, ssl=ssl, ssl_seed=run.seed
+    )
+    exe = execution(workers, scheduler, no_cache=True)  # the DB is the resume store
     try:
         with run.progress("embedding", total=None) as advance, run.timer("index_s"):
-            results = run_index(refs, db, config, run.device.kind, advance)
+            results = run_index(refs, db, config, run.device.kind, advance, exe)
     except KeyboardInterrupt:
         raise IndexInterrupted(
             "interrupted", "the batches embedded so far are kept in the DB; run index again"
         ) from None
+    run.environment_extra["execution"] = {"backend": exe.backend}
     warn_skipped(run, results["skipped"])
     for name in results["empty_artists"]:
         run.warn(f"artist folder {name!r} has no images")
-    if results["n_works"] == 0:
-        run.warn("the DB holds no works: every file was skipped (see skipped)")
-    run.finish(results, {"refs": str(refs), "db": str(db), **config.__dict__}, views.render_index)
+    warn_few_works(run, results["works_per_artist"])
+    cfg = {"refs": str(refs), "db": str(db), **config.__dict__, "workers": workers}
+    run.finish(results, cfg, views.render_index)
+
+
+def warn_few_works(run: Run, works_per_artist: dict[str, int], folds: int = 5) -> None:
+    """Artists below the default folds: unique and check will leave them out."""
+    few = {name: n for name, n in works_per_artist.items() if n < folds}
+    for name, n in list(few.items())[:5]:
+        run.warn(
+            f"artist {name!r} has {n} work{'s' if n != 1 else ''}, fewer than the {folds} "
+            "that unique and check need (--folds): add works or it is left out"
+        )
+    if len(few) > 5:
+        run.warn(f"{len(few)} artists have fewer than {folds} works")
 
 
 # -- unique ---------------------------------------------------------------------------------
@@ -196,18 +235,17 @@ def index(
     "unique",
     epilog="JSON results: artists (name, n_works, heldout_accuracy, ci_low, ci_high, "
     "precision, other_classifier_accuracy, set_accuracy, unique, confused_with, "
-    "confused_share), mean_heldout_accuracy, overall_accuracy, top5_accuracy, "
-    "linear_accuracy, knn_accuracy, mean_set_accuracy, n_artists, n_unique, unique_share, "
-    "excluded, n_works, encoder, threshold, classifier, folds." + SYNTHETIC_EPILOG,
+    "confused_share, by_encoder, encoders_agree), mean_heldout_accuracy, overall_accuracy, "
+    "top5_accuracy, linear_accuracy, knn_accuracy, mean_set_accuracy, n_artists, n_unique, "
+    "unique_share, excluded, n_works, encoder, threshold, classifier, folds, by_encoder, "
+    "n_encoders_agree." + SYNTHETIC_EPILOG,
 )
 def unique(
     db: DbOption = None,
     synthetic: SyntheticOption = False,
     difficulty: DifficultyOption = None,
     folds: FoldsOption = 5,
-    threshold: Annotated[
-        float, typer.Option(help="Unique when held-out accuracy >= this.", min=0.0, max=1.0)
-    ] = 0.8,
+    threshold: ThresholdOption = 0.8,
     classifier: Annotated[str, typer.Option(help="Deciding classifier: linear or knn.")] = "linear",
     knn_k: Annotated[int, typer.Option(help="Neighbours of the k-NN classifier.", min=1)] = 10,
     set_size: Annotated[int, typer.Option(help="Works per set for set accuracy.", min=1)] = 5,
@@ -225,8 +263,9 @@ def unique(
         folds=folds, threshold=threshold, classifier=classifier, knn_k=knn_k, set_size=set_size
     )
     with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
-        with run.progress("cross-validation", total=folds) as advance, run.timer("unique_s"):
+        with run.progress("cross-validation", total=None) as advance, run.timer("unique_s"):
             results = run_unique(db_path, config, run.seed, run.device.kind, advance)
+        warn_one_encoder(run, results["by_encoder"])
         for ex in results["excluded"]:
             run.warn(f"excluded artist {ex['name']} ({ex['n_works']} works): {ex['reason']}")
         if run.wants_artifacts:
@@ -296,23 +335,44 @@ def explain(
 # -- check ----------------------------------------------------------------------------------
 def _warn_check(run: Run, results: dict, alpha: float) -> None:
     for name in results["unknown_made_for"]:
-        run.warn(f"images were made for {name!r}, which is not in the DB")
-    if not any(image["made_for"] for image in results["images"]):
+        run.warn(f"images were made for {name!r}, which is not in the DB (they are ignored)")
+    if results["mode"] == "verification":
+        row = results["artists"][0]
+        run.warn(
+            f"the DB has one artist with enough works ({row['name']}): answered as a "
+            "verification against a background corpus of synthetic artists"
+        )
+    elif not results["artists"]:
         run.warn(
             "no image names the artist it was made for (no GENERATED/<artist>/ folders, "
-            "no --artist): attribution accuracy and per-artist risk need that"
+            "no --artist): set attribution, per-artist verdicts and attribution accuracy "
+            "need that"
         )
     warn_skipped(run, results["skipped"])
-    if results["typicality_untestable"] and alpha > 0:
+    excluded = next(iter(results.get("uniqueness", {}).values()), {}).get("excluded", [])
+    for ex in excluded:
+        run.warn(
+            f"artist {ex['name']} ({ex['n_works']} works): {ex['reason']}; its verdict is "
+            "'not evaluated'"
+        )
+    if results.get("typicality_untestable") and alpha > 0:
         run.warn(
             f"{len(results['typicality_untestable'])} artist(s) have fewer than "
             f"{int(1 / alpha + 1e-9)} works: the typicality test (--alpha {alpha}) "
             "cannot reject for them (see typicality_untestable)"
         )
+    for row in results["artists"]:
+        if row["verdict"] == "no unique style" and row["set_attribution"]["attributed"]:
+            run.warn(
+                f"{row['name']}: the set is attributed to this artist, but the style is not "
+                "unique in the references — no basis for a style claim (see verdict_text)"
+            )
+    if len(results.get("encoders", [])) < 2:
+        warn_one_encoder(run, {"": None})
 
 
 def _check_artifacts(run: Run, results: dict, sheet_rows: int) -> None:
-    if not run.wants_artifacts:
+    if not run.wants_artifacts or results["mode"] != "classification":
         return
     from iclr25 import atomic
     from iclr25.core.style_check.report import contact_sheet, html_report
@@ -337,12 +397,18 @@ def _check_artifacts(run: Run, results: dict, sheet_rows: int) -> None:
 @command(
     app,
     "check",
-    epilog="JSON results: disclaimer, encoder, n_images, artists (name, n_generated_for, "
-    "n_attributed, share_of_all, top1_share, attributed_share, set_vote, at_risk), "
-    "attribution_accuracy, attributed_share, n_at_risk, style_at_risk_share, "
-    "n_targeted_artists, unknown_made_for, images (path, made_for, top_matches, "
-    "attributed_to, typicality_p, nearest_works, tags, explanation), skipped, tag_source, "
-    "typicality_untestable, risk_threshold." + SYNTHETIC_EPILOG + " " + DISCLAIMER_EPILOG,
+    epilog="JSON results: disclaimer, encoder, mode (classification, or verification for a "
+    "one-artist DB), n_images, artists (name, n_generated_for, unique, heldout_accuracy, "
+    "set_attribution, image_share, top1_share, n_attributed, tag_signature_overlap, verdict "
+    "(at risk | not recognised | no unique style | not evaluated), verdict_text, at_risk, "
+    "by_encoder, encoders_agree), n_targeted_artists, n_at_risk, style_at_risk_share, "
+    "n_sets_attributed, n_unique_targeted, n_attributed_not_unique, verdicts, "
+    "attribution_accuracy, attributed_share, share_of_all, encoders, uniqueness, images "
+    "(path, made_for, top_matches, attributed_to, typicality_p, nearest_works, tags, "
+    "explanation), tag_source, typicality_untestable, unknown_made_for, skipped."
+    + SYNTHETIC_EPILOG
+    + " "
+    + DISCLAIMER_EPILOG,
 )
 def check(
     generated: Annotated[
@@ -363,9 +429,8 @@ def check(
         float,
         typer.Option(help="Typicality p-value needed to attribute (0: off).", min=0.0, max=1.0),
     ] = 0.05,
-    risk_threshold: Annotated[
-        float, typer.Option(help="Attributed share that puts a style at risk.", min=0.0, max=1.0)
-    ] = 0.5,
+    folds: FoldsOption = 5,
+    threshold: ThresholdOption = 0.8,
     nearest: Annotated[int, typer.Option(help="Nearest reference works per image.", min=1)] = 4,
     encoder: Annotated[
         str | None, typer.Option(help="hf:PATH when the DB's model folder moved (same weights).")
@@ -377,9 +442,10 @@ def check(
     *,
     run: Run,
 ) -> None:
-    """Attribute generated images to reference artists; flag styles at risk."""
+    """Judge generated sets: at risk only for a unique style whose set is attributed to it."""
     from iclr25.core.style_check.check import CheckConfig
-    from iclr25.core.style_check.pipeline import CheckRequest, run_check
+    from iclr25.core.style_check.checking import CheckRequest, run_check
+    from iclr25.core.style_check.deepmatch import DeepMatchConfig
 
     require(
         generated is not None or synthetic,
@@ -387,12 +453,9 @@ def check(
         "pass the folder of generated images (or --synthetic)",
     )
     config = CheckConfig(
-        top_k=top_k,
-        min_probability=min_probability,
-        alpha=alpha,
-        risk_threshold=risk_threshold,
-        nearest_works=nearest,
+        top_k=top_k, min_probability=min_probability, alpha=alpha, nearest_works=nearest
     )
+    deepmatch = DeepMatchConfig(folds=folds, threshold=threshold)
     with reference_db(run, db, synthetic, difficulty) as (db_path, syn):
         folder = generated if generated is not None else syn["generated"]
         request = CheckRequest(folder, db_path, artist, encoder, tags, max_pixels, batch_size)
@@ -400,7 +463,7 @@ def check(
             run.progress("embedding generated images", total=None) as advance,
             run.timer("check_s"),
         ):
-            results = run_check(request, config, run.seed, run.device.kind, advance)
+            results = run_check(request, config, deepmatch, run.seed, run.device.kind, advance)
         _warn_check(run, results, alpha)
         _check_artifacts(run, results, sheet_rows)
         cfg = {
@@ -409,8 +472,21 @@ def check(
             "artist": artist,
             "tags": tags,
             **config.__dict__,
+            **{f"deepmatch_{k}": v for k, v in deepmatch.__dict__.items()},
         }
         finish(run, results, cfg, views.render_check, syn)
+
+
+command(
+    app,
+    "study",
+    epilog="JSON results: hypothesis, pass_conditions, chance, conditions (heldout, "
+    "other_artists, conditional, unconditional -> encoder -> set_attribution_rate, "
+    "set_classified_rate, image_top1, image_attributed, each mean/low/high/n over seeds), "
+    "uniqueness, n_unique, at_risk_not_unique, attributed_not_unique, verdicts (checks, "
+    "difference_vs_unconditional, controls_held, effect_appeared), effect_appeared, "
+    "statement, headline, per_seed, config.",
+)(study_cmd.study)
 
 
 # -- make-synthetic -------------------------------------------------------------------------
@@ -480,10 +556,16 @@ DEMO = (
     ),
     DemoStep(
         "style-check check",
-        ("style-check", "check", "--synthetic"),
+        ("style-check", "check", "--synthetic", "--difficulty", "hard"),
         lambda doc: (
-            f"attribution accuracy {doc['results']['attribution_accuracy']:.0%}, "
-            f"{doc['results']['n_at_risk']}/{doc['results']['n_targeted_artists']} styles at risk"
+            f"{doc['results']['n_at_risk']}/{doc['results']['n_targeted_artists']} styles at "
+            f"risk; {doc['results']['n_attributed_not_unique']} set(s) attributed to artists "
+            "without a unique style, not flagged"
         ),
+    ),
+    DemoStep(
+        "style-check study",
+        ("style-check", "study", "--quick"),
+        lambda doc: doc["results"]["headline"],
     ),
 )

@@ -99,24 +99,53 @@ def render_explain(console, res) -> None:
     )
 
 
-def _artist_rows(res) -> tuple[list[dict], list[str]]:
-    """The per-artist table: by target set when images name their artist, else by share."""
-    rows = [
-        {
-            "artist": a["name"],
-            "images": a["n_generated_for"],
-            "attr.": a["n_attributed"],
-            "share of all": share(a["share_of_all"]),
-            "set attr.": share(a["attributed_share"]),
-            "set top-1": share(a["top1_share"]),
-            "set vote": a["set_vote"] or "-",
-            "at risk": "yes" if a["at_risk"] else "no",
-        }
-        for a in res["artists"]
-    ]
-    if res["n_targeted_artists"]:
-        return rows, [c for c in rows[0] if c != "share of all"] if rows else []
-    return rows, ["artist", "attr.", "share of all", "at risk"]
+def _set_cell(a: dict) -> str:
+    """How the artist's set was classified (and whether it counts as attributed)."""
+    s = a["set_attribution"]
+    if "artist" not in s:  # verification: share accepted
+        return f"{share(s['accepted_share'])} accepted"
+    mark = "attributed" if s["attributed"] else "not attrib."
+    return f"{s['artist']}\n({mark})"
+
+
+def _artist_rows(res) -> list[dict]:
+    """Per artist with a generated set: uniqueness, set attribution, evidence, verdict.
+    'img attr.' counts only the artist's own images attributed to them."""
+    rows = []
+    for a in res["artists"]:
+        tags = a.get("tag_signature_overlap")
+        rows.append(
+            {
+                "artist": a["name"],
+                "images": a["n_generated_for"],
+                "held-out acc.": "-"
+                if a["heldout_accuracy"] is None
+                else share(a["heldout_accuracy"]),
+                "set classified as": _set_cell(a),
+                "img attr.": f"{a['n_attributed']}/{a['n_generated_for']}"
+                if "n_attributed" in a
+                else share(a["image_share"]),
+                "tags": "-"
+                if tags is None
+                else f"{share(tags['set_match_share'])} vs {share(tags['other_works_share'])}",
+                "verdict": a["verdict"],
+            }
+        )
+    return rows
+
+
+def _encoder_lines(res) -> list[str]:
+    """The second encoder's verdicts where they differ from the DB encoder's."""
+    lines = []
+    for a in res["artists"]:
+        if a.get("encoders_agree", True):
+            continue
+        views = ", ".join(
+            f"{name}: {'at risk' if v['at_risk'] else 'not at risk'}"
+            for name, v in a["by_encoder"].items()
+        )
+        lines.append(f"encoders disagree on {a['name']} ({views})")
+    return lines
 
 
 def _image_rows(res) -> list[dict]:
@@ -138,19 +167,71 @@ def _image_rows(res) -> list[dict]:
 
 def render_check(console, res) -> None:
     console.print(res["disclaimer"], style="bold")
-    rows, cols = _artist_rows(res)
-    console.print(table(rows, cols, title="artists"))
-    images = _image_rows(res)[:30]
-    console.print(table(images, title=f"images (first {len(images)} of {res['n_images']})"))
+    if res["artists"]:
+        title = (
+            "artists (verification against a background corpus)"
+            if res["mode"] == ("verification")
+            else "artists with a generated set"
+        )
+        console.print(table(_artist_rows(res), title=title))
+        for a in res["artists"]:
+            console.print(f"{a['name']}: {a['verdict_text']}", markup=False)
+    elif res.get("share_of_all"):
+        rows = [{"artist": k, "share of all": share(v)} for k, v in res["share_of_all"].items()]
+        console.print(table(rows, title="share of all images attributed to each artist"))
+    if res["mode"] == "classification":
+        images = _image_rows(res)[:30]
+        console.print(table(images, title=f"images (first {len(images)} of {res['n_images']})"))
+    for line in _encoder_lines(res):
+        console.print(line, markup=False)
+    console.print(_check_summary(res))
+
+
+def _check_summary(res) -> str:
+    if res["mode"] == "verification":
+        return f"{res['n_at_risk']} of 1 artist at risk (verification)"
     line = f"{share(res['attributed_share'])} of the images attributed with confidence"
     if res["attribution_accuracy"] is not None:
         line += (
             f"; attribution accuracy {share(res['attribution_accuracy'])} (top match = the "
             f"artist an image was made for); {res['n_at_risk']} of "
-            f"{res['n_targeted_artists']} targeted styles at risk (>= "
-            f"{res['risk_threshold']:.0%} of their set attributed to them)"
+            f"{res['n_targeted_artists']} targeted styles at risk (unique, and the set "
+            f"attributed to them); {res['n_attributed_not_unique']} set(s) attributed to an "
+            "artist without a unique style"
         )
-    console.print(line)
+    return line
+
+
+def render_study(console, res) -> None:
+    from iclr25.core.style_check.study import CONDITIONS
+
+    console.print(f"hypothesis: {res['hypothesis']}")
+    rows = []
+    for cond in CONDITIONS:
+        for enc, cell in res["conditions"][cond].items():
+            r = cell["set_attribution_rate"]
+            rows.append(
+                {
+                    "condition": cond,
+                    "encoder": enc,
+                    "set attribution": _interval(r),
+                    "set classified": _interval(cell["set_classified_rate"]),
+                    "image top-1": _interval(cell["image_top1"]),
+                }
+            )
+    console.print(table(rows, title=f"set attribution over seeds (chance {res['chance']:.2f})"))
+    for enc, v in res["verdicts"].items():
+        marks = ", ".join(f"{k} {'met' if ok else 'NOT met'}" for k, ok in v["checks"].items())
+        console.print(f"{enc}: {marks}")
+    for key, text in res["pass_conditions"].items():
+        console.print(f"  {key}: {text}")
+    console.print(res["statement"], style="bold")
+
+
+def _interval(cell: dict) -> str:
+    if cell["low"] is None:
+        return f"{cell['mean']:.2f}"
+    return f"{cell['mean']:.2f} [{cell['low']:.2f}, {cell['high']:.2f}]"
 
 
 def render_synthetic(console, res) -> None:

@@ -43,6 +43,13 @@ def linear_attention_flops(
     return float(batch * heads * n * per_position)
 
 
+def based_flops(batch: int, heads: int, n: int, dim_feature: int, dim_v: int) -> float:
+    """Based: linear attention over F = 1 + d' + d'² Taylor features and D_v + 1 columns
+    (the normaliser); the zero padding the kernel also multiplies is not counted."""
+    features = 1 + dim_feature + dim_feature**2
+    return linear_attention_flops(batch, heads, n, features, dim_v + 1)
+
+
 def tflops(flops: float, seconds: float | None) -> float | None:
     """TFLOP/s for one call of ``seconds`` (None when there is no time)."""
     if seconds is None or seconds <= 0:

@@ -57,6 +57,9 @@ def test_cluster_json_plots_and_no_overwrite(cli, tmp_path):
     "args, message",
     [
         (("--model", "/no/such/model"), "does not exist"),
+        (("--model", "no-org/no-model"), "searched"),
+        (("sensitivity", "--draws", "1"), "--draws 1 is below 2"),
+        (("search", "--method", "cluster@nope"), "cluster@"),
         (("cluster", "--template", "Text: {text}\\n"), "{label} exactly once"),
         (("search", "--k", "9", "--candidates", "8"), "larger than --candidates"),
         (("cluster", "--k", "8"), "pass --sample"),
@@ -109,33 +112,38 @@ def _check_picks_against_naive(records, lm, encoded, n_orders):
 
 def test_bare_analysis_on_a_user_model(cli, user_model, tmp_path):
     """Bare `icl-order --model` (a Llama with a BOS-adding SentencePiece-style tokenizer)
-    runs cluster and search; both equal in-process references taken one prompt at a time."""
+    runs cluster, sensitivity and search with its controls; both equal in-process
+    references taken one prompt at a time. Its random weights are at chance: warned."""
     from iclr25.core.icl_order.models import ModelConfig, load_model
     from iclr25.core.icl_order.prompts import encode_task
-    from iclr25.core.icl_order.tasks import builtin_task
+    from iclr25.core.icl_order.tasks import DEFAULT_TASK, builtin_task
 
     out = tmp_path / "analysis"
-    args = ("--model", user_model, "--quick", "--draws", "2", *SMALL, "--batch-size", "5")
-    result = cli("icl-order", *args, "--json", "--quiet", "--out", out, env=ONE_THREAD)
+    args = ("--model", user_model, "--quick", "--draws", "2", *SMALL, "--seeds", "1")
+    result = cli("icl-order", *args, "--batch-size", "5", "--json", "--out", out, env=ONE_THREAD)
     assert result.returncode == 0, result
     doc = result.json()
     assert doc["command"] == "icl-order"
     r = doc["results"]
     for metric in ("silhouette", "purity", "distance_ratio"):
         assert set(r[metric]) == {"first", "last", "middle"}
+    assert set(r["sensitivity"]["flip_rate"]) == {"value", "interval"}
+    assert r["order_verdict"]
     comparison = r["search"]["comparison"]
-    assert set(comparison) == {"cluster", "exhaustive", "random"}
+    assert set(comparison) == {"cluster", "exhaustive", "sample", "random"}
     assert comparison["cluster"]["evaluations"] == 4 * 4 * 3
     assert comparison["exhaustive"]["evaluations"] == 4 * 24
     assert r["search"]["evaluations_saved_vs_exhaustive"] == pytest.approx(0.5)
-    assert set(r["search"]["rank_vs_exhaustive"]) == {"cluster", "random"}
-    assert r["model"] == str(user_model) and r["task"] == "symbolic"
+    assert set(r["search"]["rank_vs_exhaustive"]) == {"cluster", "sample", "random"}
+    assert r["model"] == str(user_model) and r["task"] == DEFAULT_TASK
     assert doc["timings"]["scoring_s"] > 0 and "load_s" in doc["timings"]
+    assert any("at chance" in w and "say nothing about order" in w for w in doc["warnings"])
+    assert "Warning: the model is at chance" in result.stderr  # on stderr even with --json
     from iclr25.commands.icl_order import DEMO
 
     assert "fewer evaluations" in DEMO[0].headline(doc)
     lm = load_model(ModelConfig(model=str(user_model), batch_size=1))
-    encoded = encode_task(lm.tokenizer, builtin_task("symbolic", seed=0))
+    encoded = encode_task(lm.tokenizer, builtin_task(DEFAULT_TASK, seed=0))
     assert encoded.prefix == [lm.tokenizer.bos_token_id]
     want = _silhouettes_of_unbatched_embeddings(lm, encoded, r["draw_examples"], 3)
     assert r["by_position"]["silhouette"] == pytest.approx(want, abs=1e-4)
@@ -172,7 +180,7 @@ def test_search_on_real_architectures_equals_unbatched_naive_scoring(
     organisation's entropy equals a naive, unbatched forward of its prompt, and cluster's
     pick ranks among the exhaustive ones. 'dismal' is several BPE pieces."""
     words = "1=positive,0=dismal"
-    args = ("--k", "3", "--candidates", "4", "--queries", "3", "--batch-size", "3")
+    args = ("--k", "3", "--candidates", "4", "--queries", "3", "--seeds", "1", "--batch-size", "3")
     result = cli(
         "icl-order", "search", "--model", tiny_dirs[arch], "--task", reviews_file,
         "--label-words", words, *args, "--compare", "exhaustive", "--json", "--quiet",
@@ -224,7 +232,7 @@ def test_embedded_model_prompts_a_user_file_in_its_training_format(cli, tmp_path
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "s"
-    args = ("--k", "4", "--candidates", "5", "--queries", "12", "--compare", "exhaustive")
+    args = ("--k", "4", "--candidates", "5", "--queries", "12", "--seeds", "1")
     result = cli(
         "icl-order", "search", "--task", path, *args, "--json", "--quiet", "--out", out,
         env=ONE_THREAD,
@@ -239,7 +247,10 @@ def test_embedded_model_prompts_a_user_file_in_its_training_format(cli, tmp_path
     assert "unknown" in warnings and "--model" in warnings
     assert r["method"] == "cluster" and r["evaluations"] == 12 * 20
     assert r["comparison"]["exhaustive"]["evaluations"] == 12 * 120
+    assert r["comparison"]["sample"]["evaluations"] == 12 * 20  # the same budget as cluster
     assert "accuracy_difference_vs_exhaustive" in r and "rank_vs_exhaustive" in r
+    assert [c["verdict"] in ("met", "not met") for c in r["pass_conditions"]] == [True] * 3
+    assert "cluster vs sample" in r["verdict"]
     assert {"scoring_s", "scoring_exhaustive_s", "time_saved_vs_exhaustive"} <= set(doc["timings"])
     lines = (out / "per_query.jsonl").read_text().splitlines()
     assert len(lines) == 12 and {
@@ -249,3 +260,124 @@ def test_embedded_model_prompts_a_user_file_in_its_training_format(cli, tmp_path
         "exhaustive_rank",
     } <= set(json.loads(lines[0]))
     assert (out / "search.png").exists()
+
+
+def test_model_by_hub_id_from_a_local_cache(cli, user_model, tmp_path):
+    """`--model org/name` finds the model in HF_HUB_CACHE's layout (snapshot named by
+    refs/main), offline and without --allow-download; JSON names the id."""
+    import shutil
+
+    repo = tmp_path / "hub" / "models--tiny-org--tiny-llama"
+    shutil.copytree(user_model, repo / "snapshots" / "abc123")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123\n")
+    env = {**ONE_THREAD, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    args = ("--model", "tiny-org/tiny-llama", "--k", "3", "--draws", "2", "--queries", "4")
+    result = cli("icl-order", "sensitivity", *args, "--json", "--quiet", env=env)
+    assert result.returncode == 0, result
+    r = result.json()["results"]
+    assert r["model"] == "tiny-org/tiny-llama" and r["orderings_per_draw"] == 6
+    missing = cli("icl-order", "sensitivity", "--model", "tiny-org/absent", env=env)
+    assert missing.returncode == 2 and str(tmp_path / "hub") in missing.stderr
+
+
+@pytest.mark.timeout(900)  # spawns two workers that import torch and load the model
+def test_search_results_do_not_depend_on_workers(cli):
+    """The same shards in-process and in two spawned workers: identical `results`."""
+    args = ("--k", "3", "--candidates", "4", "--queries", "6", "--seeds", "2", "--no-cache")
+    docs = [
+        cli("icl-order", "search", *args, "--workers", w, "--json", "--quiet", env=ONE_THREAD)
+        for w in ("1", "2")
+    ]
+    assert all(d.returncode == 0 for d in docs), docs
+    one, two = (d.json() for d in docs)
+    assert one["results"] == two["results"]
+    assert two["environment"]["execution"]["backend"] == "processes:2"
+    assert one["environment"]["execution"]["tasks"] == 2  # one shard per seed
+
+
+@pytest.fixture(scope="module")
+def pool_files(tmp_path_factory):
+    """A labelled pool and unlabelled inputs in the embedded model's world."""
+    import numpy as np
+
+    from iclr25.core.icl_order import synthetic
+
+    examples = synthetic.sample_episode(np.random.default_rng(1), 36, 3, True, filler_probs=(1,))
+    root = tmp_path_factory.mktemp("select")
+    pool, inputs = root / "pool.jsonl", root / "inputs.jsonl"
+    pool.write_text(
+        "".join(json.dumps({"text": e.text, "label": e.label}) + "\n" for e in examples[:30])
+    )
+    inputs.write_text(
+        "".join(json.dumps({"text": e.text, "id": i}) + "\n" for i, e in enumerate(examples[30:]))
+    )
+    return pool, inputs, examples
+
+
+@pytest.mark.timeout(900)  # three runs, one with two spawned workers
+def test_select_writes_ordered_prompts(cli, pool_files, tmp_path):
+    """`select` writes prompts.jsonl in the documented schema; each prompt is the chosen
+    demonstrations in order in the template, then the input; exhaustive search's pick
+    has an entropy no higher than cluster's, and 2 workers give the same prompts."""
+    pool, inputs, examples = pool_files
+    base = ("icl-order", "select", "--demos", pool, "--inputs", inputs, "--k", "3")
+    base += ("--candidates", "5", "--json", "--quiet")
+    runs = {
+        "cluster": cli(*base, "--out", tmp_path / "c", env=ONE_THREAD),
+        "exhaustive": cli(*base, "--method", "exhaustive", env=ONE_THREAD),
+        "workers": cli(*base, "--workers", "2", "--no-cache", env=ONE_THREAD),
+    }
+    assert all(r.returncode == 0 for r in runs.values()), runs
+    lines = [json.loads(x) for x in (tmp_path / "c" / "prompts.jsonl").read_text().splitlines()]
+    assert [x["input"] for x in lines] == [e.text for e in examples[30:]]
+    labels = {e.text: e.label for e in examples[:30]}
+    for x in lines:
+        assert set(x) >= {"input", "demonstrations", "prompt", "prediction", "probabilities"}
+        demos = x["demonstrations"]
+        assert len(demos) == 3 and all(labels[d["text"]] == d["label"] for d in demos)
+        assert x["prompt"] == "".join(f"{d['text']} {d['label']}\n" for d in demos) + x["input"]
+        assert x["prediction"] in x["probabilities"]
+        assert sum(x["probabilities"].values()) == pytest.approx(1.0)
+        assert max(x["probabilities"], key=x["probabilities"].get) == x["prediction"]
+    cluster = runs["cluster"].json()["results"]
+    assert cluster["prompts"] == lines and cluster["inputs"] == 6 and cluster["pool"] == 30
+    exhaustive = runs["exhaustive"].json()["results"]["prompts"]
+    for c, e in zip(lines, exhaustive, strict=True):
+        assert e["entropy"] <= c["entropy"] + 1e-5
+    assert runs["workers"].json()["results"]["prompts"] == lines
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("no_text", "found ['id', 'sentence']"),
+        ("empty_pool", "has no examples"),
+        ("k_too_large", "larger than the pool's 4 demonstrations"),
+        ("unmapped_label", "have no label word in --label-words"),
+    ],
+)
+def test_select_bad_input_exits_2(cli, pool_files, tmp_path, case, message):
+    pool, inputs, _ = pool_files
+    args = ["--demos", pool, "--inputs", inputs]
+    if case == "no_text":
+        bad = tmp_path / "in.jsonl"
+        bad.write_text('{"sentence": "bako", "id": 1}\n')
+        args[3] = bad
+    elif case == "empty_pool":
+        args[1] = tmp_path / "empty.jsonl"
+        args[1].write_text("")
+    elif case == "k_too_large":
+        lines = pool.read_text().splitlines(keepends=True)
+        first = json.loads(lines[0])["label"]
+        other = next(x for x in lines if json.loads(x)["label"] != first)  # two labels
+        small = tmp_path / "small.jsonl"
+        small.write_text("".join([*lines[:3], other]))
+        args[1] = small
+        args += ["--k", "5", "--candidates", "6"]
+    else:
+        args += ["--label-words", "foo=foo"]
+    result = cli("icl-order", "select", *args, "--out", tmp_path / "o", env=ONE_THREAD)
+    assert result.returncode == 2, result
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "o").exists()

@@ -60,6 +60,14 @@ def test_make_synthetic_index_unique_check(cli, flow):
     assert checked.returncode == 0, checked
     res = checked.json()["results"]
     assert res["attribution_accuracy"] >= 0.9 and res["n_images"] == 12
+    assert res["mode"] == "classification" and res["n_targeted_artists"] == 4
+    row = res["artists"][0]
+    keys = {"unique", "heldout_accuracy", "set_attribution", "image_share"}
+    assert keys | {"tag_signature_overlap", "verdict"} <= set(row)
+    assert set(row["by_encoder"]) == {"style-stats", "ssl-cnn"}
+    # the table's count is the artist's own images only
+    assert row["n_attributed"] <= row["n_generated_for"] == 3
+    assert all(r["verdict"] == "at risk" for r in res["artists"] if r["unique"])
     assert "not a finding of copying or of legal infringement" in res["disclaimer"]
     report = (flow / "run" / "report.html").read_text()
     assert "legal infringement" in report and "data:image/jpeg;base64" in report
@@ -105,28 +113,93 @@ def test_check_with_unknown_artist_names_the_fix(cli, flow, tiny_db):
     assert "has 1 work, fewer than the 2 folds need — lower --folds" in too_few.stderr
 
 
-def test_check_a_flat_folder_says_what_it_cannot_measure(cli, flow, tiny_db, tmp_path):
-    """No <artist>/ subfolders: shares of all images, no accuracy, a warning that says why."""
+@pytest.fixture(scope="module")
+def four_db(tmp_path_factory) -> Path:
+    """4 easy artists x 8 works at 48 px, indexed without the SSL encoder (fast)."""
+    from iclr25.core.style_check.index import IndexConfig, index_references
+    from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
+
+    root = tmp_path_factory.mktemp("style-four")
+    write_corpus(root / "refs", SyntheticConfig(n_artists=4, per_artist=8, size=48))
+    index_references(root / "refs", root / "db.sqlite", IndexConfig(ssl=False))
+    return root / "db.sqlite"
+
+
+def test_check_a_flat_folder_says_what_it_cannot_measure(cli, flow, four_db, tmp_path):
+    """No <artist>/ subfolders: shares of all images, no verdicts, a warning that says why."""
     import shutil
 
     flat = tmp_path / "flat"
     flat.mkdir()
     for i, path in enumerate(sorted((flow / "gen").glob("*/work-000.png"))):
         shutil.copy(path, flat / f"image-{i}.png")
-    result = cli("style-check", "check", flat, "--db", tiny_db, "--json")
+    result = cli("style-check", "check", flat, "--db", four_db, "--folds", "4", "--json")
     assert result.returncode == 0, result
     doc = result.json()
     res = doc["results"]
     assert res["n_images"] == 4 and res["attribution_accuracy"] is None
-    assert res["typicality_untestable"] == sorted(res["typicality_untestable"])
-    assert res["n_targeted_artists"] == 0 and res["style_at_risk_share"] is None
-    assert sum(a["n_attributed"] for a in res["artists"]) == round(4 * res["attributed_share"])
-    assert all(a["n_generated_for"] == 0 for a in res["artists"])
+    assert res["artists"] == [] and res["n_targeted_artists"] == 0 and res["n_at_risk"] == 0
+    assert abs(sum(res["share_of_all"].values()) - res["attributed_share"]) < 1e-9
     assert any("no image names the artist it was made for" in w for w in doc["warnings"])
+    assert any("no second encoder" in w for w in doc["warnings"])  # indexed with --no-ssl
     text = _rendered(res)
     assert "share of all" in text and "attribution accuracy" not in text
     assert "None" not in text and "…" not in text  # nothing cut or raw
     assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_generated_folders_naming_no_db_artist_are_refused(cli, flow, four_db, tmp_path):
+    import shutil
+
+    for name, source in (("monet", "00-blue-dots"), ("00-blue-dot", "01-red-rectangles")):
+        shutil.copytree(flow / "gen" / source, tmp_path / "gen" / name)
+    result = cli("style-check", "check", tmp_path / "gen", "--db", four_db, "--folds", "4")
+    assert result.returncode == 2, result
+    line = error_line(result.stderr)
+    assert "none of its folders (00-blue-dot, monet) names an artist in the DB" in line
+    assert "close DB names: 00-blue-dots" in line and "--artist NAME" in line
+
+
+def test_one_artist_db_answers_as_a_verification(cli, tmp_path):
+    """An artist checking their own folder: exit 0 with a verification verdict."""
+    from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
+
+    write_corpus(tmp_path / "refs", SyntheticConfig(n_artists=1, per_artist=10, size=48))
+    write_corpus(tmp_path / "mine", SyntheticConfig(1, 4, works_seed=3, size=48))
+    write_corpus(tmp_path / "other", SyntheticConfig(1, 4, seed=5, size=48, first_artist=1))
+    db = tmp_path / "db.sqlite"
+    indexed = cli("style-check", "index", tmp_path / "refs", "--db", db, "--no-ssl", "--json")
+    assert indexed.returncode == 0, indexed
+    name = next((tmp_path / "refs").iterdir()).name
+    mine = cli("style-check", "check", tmp_path / "mine", "--db", db, "--json")
+    assert mine.returncode == 0, mine
+    res = mine.json()["results"]
+    row = res["artists"][0]
+    assert res["mode"] == "verification" and row["name"] == name
+    assert row["unique"] and row["verdict"] == "at risk" and row["image_share"] >= 0.75
+    assert any("verification" in w for w in mine.json()["warnings"])
+    flat = tmp_path / "flat"
+    next((tmp_path / "other").iterdir()).rename(flat)  # a flat folder: made for the artist
+    other = cli("style-check", "check", flat, "--db", db, "--json")
+    assert other.returncode == 0, other
+    row = other.json()["results"]["artists"][0]
+    assert row["verdict"] == "not recognised" and row["image_share"] <= 0.25
+    few = cli("style-check", "check", flat, "--db", db, "--folds", "20")
+    assert few.returncode == 2 and "no artist in the DB has the 20 works" in few.stderr
+
+
+def test_index_of_unreadable_files_exits_2_with_the_skips(cli, tmp_path):
+    bad = tmp_path / "refs" / "someone"
+    bad.mkdir(parents=True)
+    (bad / "a.png").write_bytes(b"\x89PNG broken")
+    (bad / "b.jpg").write_bytes(b"")
+    db = tmp_path / "db.sqlite"
+    result = cli("style-check", "index", tmp_path / "refs", "--db", db)
+    assert result.returncode == 2, result
+    line = error_line(result.stderr)
+    assert "no readable image, 2 file(s) skipped" in line and "b.jpg: empty file" in line
+    assert "a.png: not a readable image" in line and "Traceback" not in result.stderr
+    assert not db.exists()  # nothing left behind
 
 
 def _rendered(results: dict) -> str:
@@ -187,6 +260,7 @@ def test_synthetic_check_demo_run_directory(cli, tmp_path):
     assert result.returncode == 0, result
     res = result.json()["results"]
     assert res["attribution_accuracy"] >= 0.9 and res["n_targeted_artists"] == 8
+    assert res["n_at_risk"] == res["n_unique_targeted"] == 8  # easy artists: all unique
     assert res["typicality_untestable"] == []  # 20 works per artist
     text = (out / "result.json").read_text() + (out / "config.json").read_text()
     assert ".partial" not in text  # staged paths rewritten to the final folder
@@ -209,6 +283,9 @@ def test_synthetic_check_demo_run_directory(cli, tmp_path):
         (("unique", "--db", "x.sqlite", "--difficulty", "hard"), "drop --difficulty"),
         (("unique", "--synthetic", "--difficulty", "medium"), "use --difficulty easy or hard"),
         (("make-synthetic", "d", "--difficulty", "x"), "use --difficulty easy or hard"),
+        (("study", "--size", "9"), "give an even --size"),
+        (("study", "--works", "6"), "give --works >= "),
+        (("study", "--workers", "0"), "use --workers 1"),
     ],
 )
 def test_bad_usage_exits_2_with_fix(cli, tmp_path, args, fix):

@@ -20,7 +20,9 @@ import numpy as np
 from iclr25.errors import UsageError
 
 NOISES = ("bernoulli", "gaussian")
-INSTANCES = ("random", "equal-gaps", "hard")
+INSTANCES = ("random", "equal-gaps", "hard", "stress", "near-tied", "spread", "ladder")
+#: named families that push list sizes towards their bounds (see :func:`family_means`)
+STRESS_FAMILIES = ("stress", "near-tied", "spread", "ladder")
 #: sub-Gaussian variance proxy of a Bernoulli reward (Hoeffding: rewards in [0, 1])
 BERNOULLI_SUBGAUSSIAN = 0.5
 
@@ -157,7 +159,8 @@ def k_armed(
     sigma: float = 1.0,
     rng: np.random.Generator | None = None,
 ) -> ArmsEnvironment:
-    """A k-armed instance: explicit ``means``, or generated (random / equal-gaps / hard).
+    """A k-armed instance: explicit ``means``, or generated (random / equal-gaps / hard,
+    or one of the stress families of :func:`family_means`).
 
     - random: μ_i ~ U(0.1, 0.9) (seeded);
     - equal-gaps: μ_i = 0.9 - (i-1)·gap (gap defaults to 0.8/(k-1));
@@ -188,6 +191,10 @@ def _generated_means(k, horizon, instance, gap, rng) -> np.ndarray:
     if instance == "random":
         rng = rng if rng is not None else np.random.default_rng(0)
         return rng.uniform(0.1, 0.9, size=k)
+    if instance in STRESS_FAMILIES:
+        return family_means(
+            instance, k, default_scale(instance, k, horizon) if gap is None else gap
+        )
     if instance == "equal-gaps":
         gap = 0.8 / (k - 1) if gap is None else gap
         if 0.9 - gap * (k - 1) < 0:
@@ -202,6 +209,48 @@ def _generated_means(k, horizon, instance, gap, rng) -> np.ndarray:
     means = np.full(k, 0.5)
     means[-1] = 0.5 + gap
     return means
+
+
+def default_scale(family: str, k: int, horizon: int) -> float:
+    """The scale g of a stress family when --gap is not given."""
+    if family == "near-tied":
+        return float(min(0.5, np.sqrt(k / horizon)))  # all arms within the minimax gap
+    return 0.5 if family == "stress" else 0.25
+
+
+def family_means(family: str, k: int, scale: float) -> np.ndarray:
+    """Means (k,) of a named stress family with scale g = ``scale`` (0 < g ≤ 0.5):
+
+    - stress: the best arm at 0.5 + g/2, the others at 0.5 - g/2. With g = 2^-p every gap
+      sits at the centre of Alg. 1's phase-p zone, so each suboptimal arm is dropped at
+      phase p or p+1 like a coin: up to 2^(k-1) traces (g = 1/2: means 0.75 and 0.25);
+    - near-tied: means equally spaced over a total spread g around 0.5 (the lower-bound
+      argument's neighbourhood of the all-equal instance);
+    - spread: the best arm at 0.5 + g, gaps g·2^((i-1)/(k-1)), i = 0..k-2, spread over one
+      octave [g, 2g), so randomised thresholds τ(1 + r) meet each arm at a different r;
+    - ladder: the best arm at 0.5 + g/2, gaps g·4^-i, i = 0..k-2 (two octaves apart), so
+      decisions at different sample sizes (the batches of Alg. 3 and 4) each meet an arm
+      near their threshold.
+    """
+    if not (0 < scale <= 0.5):
+        raise UsageError(
+            f"--gap {scale} is outside (0, 0.5] for --instance {family}", "use e.g. --gap 0.25"
+        )
+    if family == "stress":
+        means = np.full(k, 0.5 - scale / 2)
+        means[0] = 0.5 + scale / 2
+        return means
+    if family == "near-tied":
+        return 0.5 + scale / 2 - scale * np.arange(k) / (k - 1)
+    if family == "spread":
+        gaps = scale * 2.0 ** (np.arange(k - 1) / (k - 1))
+        return np.concatenate([[0.5 + scale], 0.5 + scale - gaps])
+    if family == "ladder":
+        gaps = scale * 4.0 ** -np.arange(k - 1)
+        return np.concatenate([[0.5 + scale / 2], 0.5 + scale / 2 - gaps])
+    raise UsageError(
+        f"unknown instance family {family!r}", f"use one of: {', '.join(STRESS_FAMILIES)}"
+    )
 
 
 def two_level(k: int, gap: float, noise: str = "bernoulli", sigma: float = 1.0) -> ArmsEnvironment:

@@ -26,6 +26,13 @@ trace is a function of the fates: at most 2^(k-1) ≤ 2^k traces with probabilit
 Regret: arm i is gone by the first phase with τ_p + 2η_p < Δ_i, after
 N_p = O(σ² L / Δ_i²) pulls, so the regret is O(Σ_i σ² L / Δ_i) and O(σ √(k T L)) in the
 worst case (Lattimore & Szepesvári, Thm 6.2 style): Õ(√(kT)).
+:meth:`PhasedElimination.regret_bound` evaluates that bound with its constants for the
+whole family (Alg. 1, Alg. 2, the ρ-replicable baseline): with thresholds
+τ_p(r) ≤ s 2^-p (s = 1 here, 2 with a random offset r ∈ [0, 1)) and η_p = c 2^-p, on G arm
+i is eliminated at the first p with 2^-p (s + 2c) < Δ_i, so 2^-p ≥ Δ_i / (2(s + 2c)) and
+its pulls are at most N_p ≤ 8σ²L(s + 2c)² / (c² Δ_i²) + 1 =: C'/Δ_i² + 1 (the ceiling).
+Splitting arms at Δ_0 = √((k-1)C'/T): regret ≤ Δ_0 T + (k-1)C'/Δ_0 + (k-1)Δ_max
+= 2√((k-1)C'T) + (k-1)Δ_max with probability ≥ 1 - δ_G (and never more than T max_i Δ_i).
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ class PhasedElimination:
     """Phased elimination with a fixed phase schedule; subclasses set τ_p and η_p."""
 
     name = "phased-elimination"
+    threshold_span = 1.0  # s: every τ_p(r) ≤ s 2^-p (2 with a random offset r ∈ [0, 1))
 
     def __init__(self, delta: float, paired: bool = False):
         self.delta = float(delta)
@@ -77,6 +85,32 @@ class PhasedElimination:
     def draw_thresholds(self, k: int, phases: np.ndarray, runs: int, rng) -> np.ndarray:
         """τ_p per execution (runs, P); Alg. 1's are deterministic."""
         return np.broadcast_to(2.0 ** -phases.astype(np.float64), (runs, phases.size)).copy()
+
+    # -- what the constants promise ----------------------------------------------------
+    def accuracy_ratio(self, k: int) -> float:
+        """c of η_p = c 2^-p."""
+        return float(self.accuracies(k, np.array([1]))[0] * 2.0)
+
+    def regret_bound(self, env, horizon: int) -> dict:
+        """The high-probability regret bound of the module docstring at these constants."""
+        k, planned = env.k, planned_phases(horizon)
+        c, sigma = self.accuracy_ratio(k), env.subgaussian
+        log_term = self.log_term(k, planned)
+        delta_g = float(2.0 * k * planned * np.exp(-log_term))  # L = ln(2kP/δ_G)
+        per_arm = 8.0 * sigma**2 * log_term * (self.threshold_span + 2.0 * c) ** 2 / c**2
+        ceiling = float(horizon * env.gaps.max())
+        bound = 2.0 * np.sqrt((k - 1) * per_arm * horizon) + (k - 1) * float(env.gaps.max())
+        first = 2.0 * sigma**2 * log_term / (c / 2.0) ** 2  # N_1 pulls per arm
+        return {
+            "bound": float(bound),
+            "trivial_bound": ceiling,  # T max_i Δ_i: no algorithm does worse
+            "bound_formula": "2√((k-1)C'T) + (k-1)Δ_max, C' = 8σ²L(s+2c)²/c²",
+            "probability": round(1.0 - delta_g, 12),
+            "accuracy_ratio": c,
+            "log_term": log_term,
+            "vacuous": bool(bound >= ceiling),
+            "first_decision_round": int(min(np.ceil(first) * k, horizon + 1)),
+        }
 
     # -- the engine protocol -------------------------------------------------------------
     def init(self, env, horizon, runs, rng) -> PhasedState:

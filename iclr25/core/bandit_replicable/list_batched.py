@@ -151,3 +151,17 @@ def list_bound(k: int, batches: int) -> int:
 def prefix_list_bound(k: int, batches: int) -> int:
     """C(k+B-2, B-1): non-increasing sizes of B-1 nested prefixes of k sorted arms."""
     return math.comb(k + batches - 2, batches - 1)
+
+
+def threshold_gaps(horizon: int, batches: int, k: int, delta: float, sigma: float, u: float):
+    """Gaps (k-1,) that put each suboptimal arm near a decision's first candidate threshold
+    γ_0 = 4η_b, at γ_0 + u·η_b (arm i at decision b = i mod (B-1); arms sharing a decision
+    at the next candidates, 5η_b apart) — the instances where the pigeonhole choice of
+    Alg. 3 is most often random. η_b uses the pulls of a full active set (t_b / k)."""
+    ends = batch_ends(horizon, batches, k)
+    log_term = np.log(2.0 * k * max(batches - 1, 1) / delta)
+    decisions = max(batches - 1, 1)
+    eta = sigma * np.sqrt(2.0 * log_term / (ends[:decisions] / k))  # (B-1,)
+    arms = np.arange(k - 1)
+    b, level = arms % decisions, arms // decisions
+    return (4.0 + u + 5.0 * level) * eta[b]

@@ -52,6 +52,7 @@ def accuracy_ratio(k: int, rho: float) -> float:
 
 class ReplicableElimination(PhasedElimination):
     name = "replicable-elimination"
+    threshold_span = 2.0  # τ_p(r) = 2^-p (1 + r), r < 1
 
     def accuracies(self, k: int, phases: np.ndarray) -> np.ndarray:
         return accuracy_ratio(k, self.delta) * 2.0 ** -phases.astype(np.float64)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr25.core.bandit_replicable import registry
+from iclr25.core.bandit_replicable import guarantee, registry
 from iclr25.core.bandit_replicable.environments import BallEnvironment
 from iclr25.core.bandit_replicable.linear_batched import simulate_ball
 from iclr25.core.bandit_replicable.schedule import simulate_aggregated
@@ -49,6 +49,7 @@ class Simulation:
     keys: np.ndarray  # (runs, 2) uint64 trace keys
     curve_t: np.ndarray  # (C,) rounds
     curve_mean: np.ndarray  # (C,) mean regret after that many rounds
+    pulls: np.ndarray | None = None  # (runs, k) pulls per arm, when asked for (keep_pulls)
 
 
 def validate(config: SimulationConfig) -> registry.AlgorithmInfo:
@@ -147,23 +148,38 @@ class ChunkProgress:
         self.at_round(0, self.horizon)
 
 
-def simulate(env, config: SimulationConfig, seed: int, on_progress: Callable | None = None):
-    """All executions of ``config.algo`` on ``env``: a :class:`Simulation`."""
+def simulate(
+    env,
+    config: SimulationConfig,
+    seed: int,
+    on_progress: Callable | None = None,
+    keep_pulls: bool = False,
+):
+    """All executions of ``config.algo`` on ``env``: a :class:`Simulation` (with the pulls
+    per arm when ``keep_pulls``; finite action sets only)."""
     info = validate(config)
     _check_environment(info, env)
     check_memory(env, config)
     marks = checkpoints(config.horizon, config.curve_points)
-    regrets, keys = [], []
+    regrets, keys, pulls = [], [], []
     curve = np.zeros(marks.size)
     for chunk, start in enumerate(range(0, config.runs, CHUNK_RUNS)):
         ids = np.arange(start, min(config.runs, start + CHUNK_RUNS))
         progress = ChunkProgress(on_progress, ids.size, config.horizon)
-        regret, key, part = _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress)
+        out = _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress)
         progress.finish()
-        regrets.append(regret)
-        keys.append(key)
-        curve += part
-    return Simulation(np.concatenate(regrets), np.concatenate(keys), marks, curve / config.runs)
+        regrets.append(out.regret)
+        keys.append(out.keys)
+        if keep_pulls:
+            pulls.append(out.pulls)
+        curve += out.curve
+    return Simulation(
+        np.concatenate(regrets),
+        np.concatenate(keys),
+        marks,
+        curve / config.runs,
+        np.concatenate(pulls) if keep_pulls else None,
+    )
 
 
 def _check_environment(info, env) -> None:
@@ -179,11 +195,19 @@ def _chunk_rng(seed: int, stream: int, chunk: int) -> np.random.Generator:
     return np.random.default_rng(sequence)
 
 
+@dataclass
+class _ChunkOut:
+    regret: np.ndarray  # (n,)
+    keys: np.ndarray  # (n, 2)
+    curve: np.ndarray  # (C,) summed regret
+    pulls: np.ndarray | None  # (n, k), None on the unit ball
+
+
 def _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress: ChunkProgress):
     if isinstance(env, BallEnvironment):
         rng = _chunk_rng(seed, config.stream, chunk)
         out = simulate_ball(env, config.horizon, ids.size, rng, config.delta, config.batches, marks)
-        return out.regret, out.keys, out.curve
+        return _ChunkOut(out.regret, out.keys, out.curve, None)
     if info.kind == "sequential":
         prior = 1.0 if env.noise == "bernoulli" else env.sigma
         stream_seed = seed + 1_000_003 * config.stream
@@ -205,13 +229,13 @@ def _simulate_chunk(info, env, config, seed, chunk, ids, marks, progress: ChunkP
                 on_progress=progress.add_rounds,
                 shared_pairs=config.shared_randomness,
             )
-        return out.regret, out.keys, out.curve
+        return _ChunkOut(out.regret, out.keys, out.curve, out.pulls)
     algo = registry.build(config.algo, config.delta, config.batches, config.shared_randomness)
     rng = _chunk_rng(seed, config.stream, chunk)
     out = simulate_aggregated(
         algo, env, config.horizon, ids.size, rng, marks, on_segment=progress.at_round
     )
-    return out.regret, out.keys, out.curve
+    return _ChunkOut(out.regret, out.keys, out.curve, out.pulls)
 
 
 # ---------------------------------------------------------------------------------------
@@ -254,19 +278,56 @@ def pair_agreement(keys: np.ndarray) -> dict:
     }
 
 
-def _guarantees(info, problem, stats, agreement: dict, shared: bool) -> dict:
-    """The list claim (fresh bits only) and the ρ claim (shared bits only), checked."""
+def _list_check(info, problem, keys, config: SimulationConfig) -> dict:
+    """The list claim (fresh bits only), tested by :mod:`.guarantee`, and the list-size
+    bounds of every algorithm (baselines too: how long a list they would need)."""
+    if config.shared_randomness:  # list claims are about fresh internal bits
+        return {"bound": None, "check": None, "bounds": None}
     bound = info.list_bound(problem) if info.list_bound else None
-    held = None
-    if bound is not None and not shared:
-        share = 1.0 - info.list_delta(problem)
-        covering = stats.traces_covering if share < 1.0 else stats.distinct_traces
-        held = bool(covering <= bound)
+    bounds = guarantee.list_size_bounds(keys, config.delta)
+    check = None
+    if bound is not None:
+        claimed = info.list_delta(problem)
+        check = guarantee.check_guarantee(keys, bound, claimed, claimed or config.delta)
+    return {"bound": bound, "check": check, "bounds": bounds}
+
+
+def _rho_check(info, problem, agreement: dict, shared: bool) -> dict:
+    """The ρ claim (shared bits only), checked."""
     rho = info.rho_bound(problem) if info.rho_bound else None
-    rho_held = None
+    held = None
     if rho is not None and shared and agreement["pair_agreement"] is not None:
-        rho_held = bool(agreement["pair_agreement"] >= 1.0 - rho)
-    return {"list_bound": bound, "guarantee_held": held, "rho_bound": rho, "rho_held": rho_held}
+        held = bool(agreement["pair_agreement"] >= 1.0 - rho)
+    return {"rho_bound": rho, "rho_held": held}
+
+
+_HELD = {"held": True, "violated": False, "untestable": None}
+
+
+def _guarantee_fields(listed: dict) -> dict:
+    check, bounds = listed["check"], listed["bounds"]
+    return {
+        "list_bound": listed["bound"],
+        "guarantee": check.outcome if check else None,
+        "guarantee_held": _HELD[check.outcome] if check else None,
+        "guarantee_check": check.as_dict() if check else None,
+        "list_size_interval": [bounds.lower, bounds.upper] if bounds else None,
+    }
+
+
+def regret_bound_check(env, config: SimulationConfig, regret: np.ndarray) -> dict | None:
+    """Alg. 1 / Alg. 2 / the ρ-replicable baseline: their high-probability regret bound at
+    these constants against the measured regret quantile of the same probability."""
+    if config.algo not in ("list-2k", "list-k-delta", "replicable-elimination"):
+        return None
+    if isinstance(env, BallEnvironment) or env.features is not None:
+        return None
+    algo = registry.build(config.algo, config.delta, config.batches)
+    out = algo.regret_bound(env, config.horizon)
+    measured = float(np.quantile(regret, out["probability"]))
+    out["measured_quantile"] = measured
+    out["within"] = bool(measured <= out["bound"] * (1 + 1e-12))
+    return out
 
 
 def summarize(sim: Simulation, env, config: SimulationConfig) -> dict:
@@ -274,11 +335,12 @@ def summarize(sim: Simulation, env, config: SimulationConfig) -> dict:
     problem = problem_of(env, config)
     stats = list_statistics(sim.keys, config.delta, top=10)
     agreement = pair_agreement(sim.keys)
-    checks = _guarantees(info, problem, stats, agreement, config.shared_randomness)
+    listed = _list_check(info, problem, sim.keys, config)
+    rho = _rho_check(info, problem, agreement, config.shared_randomness)
     return {
         "algorithm": info.name,
         "title": info.title,
-        "guarantee": info.guarantee,
+        "guarantee_claim": info.guarantee,
         "claimed_regret": info.claimed_regret,
         "horizon": config.horizon,
         "runs": config.runs,
@@ -286,14 +348,13 @@ def summarize(sim: Simulation, env, config: SimulationConfig) -> dict:
         "batches": config.batches if info.name in ("list-batched", "linear-batched") else None,
         **regret_summary(sim.regret),
         "regret_over_horizon": float(sim.regret.mean() / config.horizon),
+        "regret_bound": regret_bound_check(env, config, sim.regret),
         "distinct_traces": stats.distinct_traces,
-        "list_bound": checks["list_bound"],
         "traces_covering_1_minus_delta": stats.traces_covering,
-        "guarantee_held": checks["guarantee_held"],
+        **_guarantee_fields(listed),
         "shared_randomness": config.shared_randomness,
         **agreement,
-        "rho_bound": checks["rho_bound"],
-        "rho_held": checks["rho_held"],
+        **rho,
         "top_trace_shares": stats.top_shares,
         "regret_curve": {"t": sim.curve_t.tolist(), "mean_regret": sim.curve_mean.tolist()},
         "instance": env.describe(),

@@ -3,67 +3,37 @@
 ``sweep``: for log-spaced horizons T, the mean regret — by default the *worst case* over
 a log grid of gaps on the two-level family (k-1 arms at 0.5 - Δ/2, one at 0.5 + Δ/2),
 which is what a worst-case bound Õ(T^e) describes; a fixed instance would show log T
-growth for any good algorithm. The exponent is the least-squares slope of log regret on
-log T, with a 95% interval, printed beside the claimed exponent.
+growth for any good algorithm. The exponent is fitted over the horizons past the
+exploration phase only (:mod:`.fits`: the rule is fixed there), with a 95% interval,
+printed beside the claimed exponent and the fit over all horizons.
 
-``compare``: several algorithms on one instance.
+``compare``: several algorithms on one instance; with both ETC and Alg. 1 among them, the
+two are also run at horizons from T/10 to 10^4 T on the same instance (cheap: both are
+simulated per phase) and the horizon where
+Alg. 1 would overtake ETC is extrapolated from their fits (:func:`.fits.crossing`).
 
-Independent cells (a horizon and a gap, or an algorithm) go to ``workers`` local
-processes; each cell has its own seed stream, so results do not depend on ``workers``.
+Independent cells (a horizon and a gap, or an algorithm) are tasks of
+:mod:`iclr25.parallel` (:mod:`.cells`): seeds derive from the run's seed and the cell's
+labels, so results do not depend on the backend or the number of workers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from iclr25.core.bandit_replicable import registry
-from iclr25.core.bandit_replicable.environments import ArmsEnvironment, two_level
+from iclr25.core.bandit_replicable import fits, registry
+from iclr25.core.bandit_replicable.cells import Cell, InstanceSpec, run_cell, run_cells
+from iclr25.core.bandit_replicable.environments import two_level
 from iclr25.core.bandit_replicable.list_batched import batches_for_exponent
-from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment, validate
+from iclr25.core.bandit_replicable.simulate import SimulationConfig, validate
 from iclr25.errors import UsageError
+from iclr25.parallel import Execution, Outcome, derive_seed
 
-
-def map_cells(fn: Callable, tasks: Sequence, workers: int, on_done: Callable | None = None):
-    """[fn(*task) for task in tasks], over ``workers`` processes when workers > 1.
-
-    The workers ignore SIGINT and are terminated when the parent stops (Ctrl-C, SIGTERM,
-    an error), so an interrupted sweep does not wait for the cells still queued."""
-    if workers < 1:
-        raise UsageError(f"--workers {workers} must be at least 1", "use --workers 1 or more")
-    results = []
-    if workers == 1 or len(tasks) <= 1:
-        for task in tasks:
-            results.append(fn(*task))
-            if on_done is not None:
-                on_done(1)
-        return results
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")  # no fork of a threaded parent
-    with context.Pool(min(workers, len(tasks)), initializer=_ignore_sigint) as pool:
-        for result in pool.imap(_call, [(fn, task) for task in tasks]):  # in task order
-            results.append(result)
-            if on_done is not None:
-                on_done(1)
-    return results  # leaving the block terminates the pool, also on an exception
-
-
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _call(job):
-    fn, task = job
-    return fn(*task)
-
-
-def _cell(env, config: SimulationConfig, seed: int) -> dict:
-    return run_experiment(env, config, seed)
+SWEEP_COMMAND = "bandit-replicable sweep"
+COMPARE_COMMAND = "bandit-replicable compare"
 
 
 # ---------------------------------------------------------------------------------------
@@ -81,7 +51,6 @@ class SweepConfig:
     sigma: float = 1.0
     worst_case: bool = True  # max over a gap grid (the two-level family) at each horizon
     gap_points: int = 8  # size of that gap grid
-    workers: int = 1
 
 
 def horizon_grid(t_min: int, t_max: int, points: int) -> tuple[int, ...]:
@@ -99,66 +68,61 @@ def gap_grid(k: int, horizon: int, points: int) -> np.ndarray:
     return np.geomspace(low, 0.8, points)
 
 
-def fit_exponent(horizons: Sequence[int], regrets: Sequence[float]) -> dict:
-    """Slope of log regret on log T with a 95% interval (t distribution, n-2 df)."""
-    from scipy import stats
-
-    t = np.asarray(horizons, np.float64)
-    r = np.asarray(regrets, np.float64)
-    ok = r > 0
-    if ok.sum() < 2:
-        return {"fitted_exponent": None, "fitted_exponent_ci95": None}
-    fit = stats.linregress(np.log(t[ok]), np.log(r[ok]))
-    if ok.sum() < 3:
-        return {"fitted_exponent": float(fit.slope), "fitted_exponent_ci95": None}
-    half = stats.t.ppf(0.975, ok.sum() - 2) * fit.stderr
-    return {
-        "fitted_exponent": float(fit.slope),
-        "fitted_exponent_ci95": [float(fit.slope - half), float(fit.slope + half)],
-    }
-
-
-def sweep_tasks(config: SweepConfig, env, seed: int) -> list[tuple]:
-    tasks, stream = [], 0
+def sweep_cells(config: SweepConfig, spec: InstanceSpec | None, seed: int):
+    """(cells, seeds, labels): a cell per horizon and gap (or per horizon on ``spec``)."""
+    cells, seeds, labels = [], [], []
     for horizon in config.horizons:
         base = SimulationConfig(
             config.algo, horizon, config.runs, config.delta, config.batches, curve_points=0
         )
-        k_armed = env is None or (isinstance(env, ArmsEnvironment) and env.features is None)
-        if config.worst_case and k_armed:
-            for gap in gap_grid(config.k, horizon, config.gap_points):
-                cell_env = two_level(config.k, float(gap), config.noise, config.sigma)
-                tasks.append((cell_env, replace(base, stream=stream), seed))
-                stream += 1
-        elif env is not None:
-            tasks.append((env, replace(base, stream=stream), seed))
-            stream += 1
-    return tasks
+        if spec is None:
+            for i, gap in enumerate(gap_grid(config.k, horizon, config.gap_points)):
+                env = two_level(config.k, float(gap), config.noise, config.sigma)
+                cells.append(Cell(base, InstanceSpec.of(env)))
+                seeds.append(derive_seed(seed, "sweep", config.algo, horizon, "gap", i))
+                labels.append(f"{config.algo} T={horizon} gap={gap:.4g}")
+        else:
+            cells.append(Cell(base, spec))
+            seeds.append(derive_seed(seed, "sweep", config.algo, horizon))
+            labels.append(f"{config.algo} T={horizon}")
+    return cells, seeds, labels
 
 
-def run_sweep(config: SweepConfig, env, seed: int, on_progress=None) -> dict:
-    """The sweep's JSON results (see the module docstring)."""
+def run_sweep(
+    config: SweepConfig,
+    spec: InstanceSpec | None,
+    seed: int,
+    execution: Execution | None = None,
+    on_progress=None,
+) -> tuple[dict, Outcome]:
+    """The sweep's JSON results (module docstring): the worst case over gaps, or the one
+    instance ``spec`` when given; and how the cells ran."""
     info = validate(
         SimulationConfig(config.algo, config.horizons[0], config.runs, config.delta, config.batches)
     )
-    if config.worst_case and config.gap_points < 1:
+    if spec is None and config.gap_points < 1:
         raise UsageError(
             f"--gap-points {config.gap_points} leaves no gap to take the worst case over",
             "use --gap-points 8 (or --fixed-instance)",
         )
-    tasks = sweep_tasks(config, env, seed)
-    cells = map_cells(_cell, tasks, config.workers, on_progress)
+    cells, seeds, labels = sweep_cells(config, spec, seed)
+    outcome = run_cells(run_cell, cells, seeds, execution, SWEEP_COMMAND, on_progress, labels)
+    results = outcome.results
     rows = []
     for horizon in config.horizons:
-        mine = [c for c in cells if c["horizon"] == horizon]
+        mine = [c for c in results if c["horizon"] == horizon]
         worst = max(mine, key=lambda c: c["mean_regret"])
-        rows.append(_sweep_row(horizon, worst, len(mine) > 1))
-    fit = fit_exponent([r["horizon"] for r in rows], [r["mean_regret"] for r in rows])
+        rows.append(_sweep_row(horizon, worst, mine[-1], spec is None))
+    fit = fits.honest_fit(
+        [r["horizon"] for r in rows],
+        [r["mean_regret"] for r in rows],
+        [r["past_exploration"] for r in rows],
+    )
     batched = info.design_exponent is not None
     claimed = info.claimed_exponent(config.batches)
     return {
         "algorithm": info.name,
-        "mode": "worst case over gaps" if len(tasks) > len(config.horizons) else "one instance",
+        "mode": "worst case over gaps" if spec is None else "one instance",
         "batches": config.batches if batched else None,
         "rows": rows,
         **fit,
@@ -166,65 +130,169 @@ def run_sweep(config: SweepConfig, env, seed: int, on_progress=None) -> dict:
         "design_exponent": info.design_exponent(config.batches) if batched else None,
         "batches_needed_for_claim": batches_for_exponent(claimed) if batched else None,
         "claimed_regret": info.claimed_regret,
-        "guarantee": info.guarantee,
-        "guarantee_held_everywhere": _all_held(cells),
-    }
+        "guarantee_claim": info.guarantee,
+        "hypothesis": f"worst-case regret grows like T^{claimed:.4g} (the paper's rate)",
+        "pass_condition": "the claimed exponent lies in the 95% interval of the fit past "
+        "exploration",
+        "verdict": exponent_verdict(fit, claimed),
+        **guarantee_summary(results),
+    }, outcome
 
 
-def _sweep_row(horizon: int, cell: dict, worst_case: bool) -> dict:
+def exponent_verdict(fit: dict, claimed: float) -> str:
+    """Where the claimed exponent sits against the fitted interval (the pass condition)."""
+    ci = fit.get("fitted_exponent_ci95")
+    if ci is None:
+        return "no verdict: fewer than 3 horizons past the exploration phase"
+    if ci[0] <= claimed <= ci[1]:
+        return "consistent with the claimed exponent"
+    side = "above" if ci[0] > claimed else "below"
+    return f"the measured exponent is {side} the claimed one (interval {ci[0]:.3f}..{ci[1]:.3f})"
+
+
+def _uniform_regret(cell: dict) -> float:
+    means = np.asarray(cell["instance"]["means"], np.float64)
+    return float(cell["horizon"] * (means.max() - means).mean())
+
+
+def _sweep_row(horizon: int, cell: dict, easiest: dict, worst_case: bool) -> dict:
+    """The worst cell's figures; ``easiest`` (the largest gap) decides the fit rule."""
+    uniform = _uniform_regret(easiest)
     return {
         "horizon": horizon,
         "mean_regret": cell["mean_regret"],
         "mean_regret_ci95": cell["mean_regret_ci95"],
         "regret_over_horizon": cell["regret_over_horizon"],
         "worst_gap": cell["instance"]["min_positive_gap"] if worst_case else None,
+        "easiest_regret_share_of_uniform": easiest["mean_regret"] / uniform if uniform else None,
+        "past_exploration": fits.exploiting(easiest["mean_regret"], uniform),
         "distinct_traces": cell["distinct_traces"],
         "traces_covering_1_minus_delta": cell["traces_covering_1_minus_delta"],
+        "list_size_interval": cell["list_size_interval"],
         "list_bound": cell["list_bound"],
-        "guarantee_held": cell["guarantee_held"],
+        "guarantee": cell["guarantee"],
     }
 
 
-def _all_held(cells: list[dict]) -> bool | None:
-    held = [c["guarantee_held"] for c in cells if c["guarantee_held"] is not None]
-    return all(held) if held else None
+def guarantee_summary(cells: list[dict]) -> dict:
+    """Outcome counts over cells; ``guarantee_held_everywhere``: true only when every cell
+    held, false when one was violated, null otherwise (untestable cells, or no claim)."""
+    outcomes = [c["guarantee"] for c in cells if c["guarantee"] is not None]
+    counts = {name: outcomes.count(name) for name in ("held", "violated", "untestable")}
+    if not outcomes:
+        everywhere = None
+    elif counts["violated"]:
+        everywhere = False
+    else:
+        everywhere = True if counts["held"] == len(outcomes) else None
+    return {"guarantee_outcomes": counts, "guarantee_held_everywhere": everywhere}
 
 
 # ---------------------------------------------------------------------------------------
 # Several algorithms on one instance
 # ---------------------------------------------------------------------------------------
+COMPARE_KEEP = (
+    "algorithm",
+    "guarantee_claim",
+    "claimed_regret",
+    "mean_regret",
+    "mean_regret_ci95",
+    "regret_over_horizon",
+    "regret_bound",
+    "distinct_traces",
+    "list_bound",
+    "traces_covering_1_minus_delta",
+    "list_size_interval",
+    "guarantee",
+    "guarantee_held",
+    "guarantee_check",
+    "pair_agreement",
+    "rho_bound",
+    "rho_held",
+    "top_trace_shares",
+    "regret_curve",
+)
+#: horizons of the ETC / Alg. 1 crossing study, as multiples of the compare horizon
+CROSSING_SCALES = (0.1, 0.316, 1.0, 3.16, 10.0, 31.6, 100.0, 316.0, 1000.0, 3160.0, 10000.0)
+
+
 def run_compare(
-    algos: Sequence[str], env, base: SimulationConfig, seed: int, workers: int, on_progress=None
-) -> dict:
+    algos: Sequence[str],
+    spec: InstanceSpec,
+    base: SimulationConfig,
+    seed: int,
+    execution: Execution | None = None,
+    on_progress=None,
+) -> tuple[dict, list[Outcome]]:
     for name in algos:
         validate(replace(base, algo=name))
-    tasks = [(env, replace(base, algo=name, stream=i), seed) for i, name in enumerate(algos)]
-    cells = map_cells(_cell, tasks, workers, on_progress)
-    keep = (
-        "algorithm",
-        "guarantee",
-        "claimed_regret",
-        "mean_regret",
-        "mean_regret_ci95",
-        "regret_over_horizon",
-        "distinct_traces",
-        "list_bound",
-        "traces_covering_1_minus_delta",
-        "guarantee_held",
-        "pair_agreement",
-        "rho_bound",
-        "rho_held",
-        "top_trace_shares",
-        "regret_curve",
-    )
+    cells = [Cell(replace(base, algo=name), spec) for name in algos]
+    seeds = [derive_seed(seed, "compare", name) for name in algos]
+    outcome = run_cells(run_cell, cells, seeds, execution, COMPARE_COMMAND, on_progress, algos)
+    outcomes = [outcome]
+    results = outcome.results
+    crossing = None
+    if "etc" in algos and "list-2k" in algos and not base.shared_randomness:
+        crossing, extra = etc_crossing(spec, base, seed, execution)
+        outcomes.append(extra)
     return {
         "horizon": base.horizon,
         "runs": base.runs,
         "delta": base.delta,
         "shared_randomness": base.shared_randomness,
-        "instance": cells[0]["instance"] if cells else None,
-        "algorithms": [{key: cell[key] for key in keep} for cell in cells],
-    }
+        "instance": results[0]["instance"] if results else None,
+        "algorithms": [{key: cell[key] for key in COMPARE_KEEP} for cell in results],
+        "crossing": crossing,
+    }, outcomes
+
+
+def etc_crossing(spec: InstanceSpec, base: SimulationConfig, seed: int, execution=None):
+    """ETC and Alg. 1 at horizons T/10 .. 10^4 T on the compare instance: fits past
+    exploration and the extrapolated horizon where Alg. 1 overtakes ETC."""
+    k = len(spec.means)
+    horizons = sorted({max(k, int(round(base.horizon * s))) for s in CROSSING_SCALES})
+    cells, seeds = [], []
+    for name in ("list-2k", "etc"):
+        for horizon in horizons:
+            config = replace(base, algo=name, horizon=horizon, curve_points=0)
+            cells.append(Cell(config, spec))
+            seeds.append(derive_seed(seed, "crossing", name, horizon))
+    outcome = run_cells(run_cell, cells, seeds, execution, COMPARE_COMMAND)
+    n = len(horizons)
+    found = {"list-2k": outcome.results[:n], "etc": outcome.results[n:]}
+    curves, fitted = {}, {}
+    for name, cells_of in found.items():
+        regrets = [c["mean_regret"] for c in cells_of]
+        in_fit = [fits.exploiting(c["mean_regret"], _uniform_regret(c)) for c in cells_of]
+        fitted[name] = fits.honest_fit(horizons, regrets, in_fit)
+        curves[name] = {
+            "mean_regret": regrets,
+            "mean_regret_ci95": [c["mean_regret_ci95"] for c in cells_of],
+        }
+    ahead = [
+        t
+        for t, a, b in zip(horizons, found["list-2k"], found["etc"], strict=True)
+        if a["mean_regret_ci95"][1] < b["mean_regret_ci95"][0]
+    ]
+    return {
+        "horizons": horizons,
+        "regret": curves,
+        "fits": {name: _fit_brief(f) for name, f in fitted.items()},
+        "alg1_ahead_at": ahead,
+        "alg1_overtakes_etc": fits.crossing(fitted["list-2k"], fitted["etc"], max(horizons)),
+    }, outcome
+
+
+def _fit_brief(fit: dict) -> dict:
+    keep = (
+        "fitted_exponent",
+        "fitted_exponent_ci95",
+        "log_intercept",
+        "centroid",
+        "fit_horizons",
+        "exploration_horizons",
+    )
+    return {key: fit[key] for key in keep}
 
 
 def parse_algorithms(text: str) -> list[str]:

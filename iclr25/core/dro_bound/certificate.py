@@ -1,57 +1,62 @@
-"""The certificate: a radius ρ_n = c·√(log(1/δ)/n) at which, with probability ≥ 1 − δ,
-the robust empirical risk upper-bounds the true risk.
+"""The certificate and its radius, always of one of three kinds, labelled in every output.
 
-Le & Malick (2025), main generalisation theorem (and Azizian et al. 2023): under their
-assumptions (compact data space, ρ below a critical radius ρ_c, n above a threshold), with
-probability ≥ 1 − δ, E_P[ℓ(θ; ξ)] ≤ R_ρ(θ; P_n) for all θ simultaneously, with ρ_n of order
-√(log(1/δ)/n) — no n^(−1/d) rate. The paper states explicit constants for linear and
-logistic models; we could not read them from the sources available to us (only the
-abstract and reviews: they involve the support's and the parameters' bounds, and the
-critical radius), so c is NOT the paper's constant. It is either
+Le & Malick (2025) and Azizian et al. (2023): under their assumptions (compact data
+space, ρ below a critical radius, n above a threshold), with probability ≥ 1 − δ,
+E_P ℓ(θ; ξ) ≤ R_ρ(θ; P_n) for all θ at once, for ρ_n of order √(log(1/δ)/n) — without the
+n^(−1/d) rate of Wasserstein concentration. What ρ to use is the practical question; the
+three kinds answer it differently and say which answer they give:
 
-- user-supplied (``--radius-constant``; then the statement holds if c is a valid constant
-  for the problem), or
-- estimated by a **bias-corrected bootstrap** of the certificate itself (our choice, and
-  the statement is then approximate): treat P_n as the truth, draw B resamples P*_b, and
-  for each take the smallest radius ρ*_b at which R_ρ(θ; P*_b) ≥ E_{P_n} ℓ(θ) + o for
-  every θ in a set Θ_b — the model being certified and (``refit``) the same robust
-  estimator refitted on P*_b at the current radius, so that the data-dependence of a fitted
-  θ is part of the statistic. The (1 − δ)-quantile of ρ*_b is the radius; two rounds update
-  the refitting radius. c = ρ̂·√(n/log(1/δ)).
+- ``calibrated``: ρ = c·√(log(1/δ)/n) with c **estimated on rows held out from the sample
+  being certified** (a random split of the user's data, ``calibration_split`` of the rows,
+  stated in the output) by the bootstrap of :mod:`bootstrap`. The certified sample never
+  enters the estimate (:func:`calibrated_radius` receives only the held-out rows and the
+  certified sample's size). An estimate, not a proof: ``coverage`` measures how often it
+  holds on data with a known truth.
+- ``theory``: the radius of a stated theorem with every term computed (:mod:`theory`): a
+  classical uniform Rademacher bound for linear models with q = 1, κ = ∞, p = 2 on a
+  support the user bounds (``--support-radius``). Le & Malick's own constants are not
+  offered (their text was not reachable here). It is a guarantee under its assumptions.
+- ``user``: ρ given (``--rho``), or c given (``--radius-constant``): conditional on that
+  number being a valid radius for the problem.
 
-  The correction o: a refitted θ*_b has seen about 63 % of the points of P_n, so
-  E_{P_n} ℓ(θ*_b) understates the risk of θ*_b on new data — the naive bootstrap then
-  understates the radius, the more so the larger d/n (measured: c 0.68 instead of ≈ 1.0
-  needed at d = 50, n = 200; coverage 10 % instead of 95 %). o is the mean, over
-  resamples, of (out-of-bag mean loss − E_{P_n} loss) of θ*_b (Efron's out-of-bag optimism,
-  ≥ 0; ≈ 0 for a fixed model), a bias shift that adds no out-of-bag noise to each ρ*_b.
-  Measured on Gaussian classes (logistic loss, q = 1): the corrected c is 0.38 / 0.49 /
-  1.44 at d = 2 / 10 / 50 (n = 200) against the smallest c with 95 % coverage,
-  ≈ 0.35 / 0.5 / 1.0 (``docs/dro-bound.md``).
-
-A degenerate direction makes ρ*_b infinite: with κ = ∞ and a linear model whose slope w = 0
-the robust risk equals the empirical one (the critical-radius condition ρ < ρ_c failing);
-such resamples are counted as failures.
+The entropic version bounds a different quantity: R^ε_ρ(θ; P_n) upper-bounds the
+*smoothed* true risk E_{ξ~P} E_{ζ~π₀(·|ξ)} ℓ(θ; ζ) (π₀: the Gaussian reference of
+:mod:`entropic`; the population regularised risk dominates it as soon as ρ exceeds the
+reference's mean transport cost, since π₀ itself is then feasible), not E_P ℓ itself; the
+statement says so. For non-convex models (MLP) the robust risk comes from gradient ascent,
+a lower estimate, and the statement is labelled an estimate, never a certificate.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from iclr25.core.dro_bound.dual import required_radius
+from iclr25.core.dro_bound.bootstrap import (
+    MIN_BOOTSTRAP_N,
+    BootstrapConfig,
+    LossesFn,
+    RefitFn,
+    RiskFn,
+    bootstrap_radius,
+)
+from iclr25.core.dro_bound.theory import THEOREM, TheoryConfig
 from iclr25.errors import UsageError
+
+KINDS = ("calibrated", "theory", "user")
 
 
 @dataclass(frozen=True)
 class CertificateConfig:
     delta: float = 0.05  # failure probability δ
-    radius_constant: float | None = None  # c; None -> bootstrap estimate
-    bootstrap: int = 100  # B resamples
-    rounds: int = 2  # refit rounds (1 when nothing is refitted)
+    radius_constant: float | None = None  # c given by the user (kind "user")
+    bootstrap: int = 100  # B resamples of the calibrated estimate
+    rounds: int = 1  # refit rounds of the bootstrap (2+: refit again at the last radius)
+    calibration_split: float = 0.3  # share of the rows held out to calibrate c
+    theory: TheoryConfig | None = None  # the support bounds the theory radius needs
 
     def __post_init__(self) -> None:
         if not (0.0 < self.delta < 1.0):
@@ -62,6 +67,11 @@ class CertificateConfig:
             raise UsageError(
                 f"--bootstrap {self.bootstrap} is below 10",
                 "use at least 10 resamples (100 or more for δ = 0.05)",
+            )
+        if not (0.0 < self.calibration_split < 1.0):
+            raise UsageError(
+                f"--calibration-split {self.calibration_split} is not in (0, 1)",
+                "hold out a share of the rows, e.g. --calibration-split 0.3",
             )
 
 
@@ -74,137 +84,159 @@ def constant_from_radius(rho: float, n: int, delta: float) -> float:
     return rho * math.sqrt(n / math.log(1.0 / delta))
 
 
-MIN_BOOTSTRAP_N = 20  # below this a resample of P_n says little about P
-
-
 @dataclass
-class RadiusEstimate:
-    constant: float  # c
-    rho: float  # ρ_n = c·√(log(1/δ)/n)
-    source: str  # "user-supplied", "given (--rho)" or "bootstrap estimate (...)"
-    required: list[float] | None = None  # ρ*_b of the last round
-    infinite_share: float = 0.0  # share of resamples no radius could cover
-    optimism: float = 0.0  # the out-of-bag correction o of the last round
+class Radius:
+    """A radius and what it rests on."""
+
+    kind: str  # calibrated | theory | user
+    rho: float
+    n: int  # size of the certified sample
+    delta: float
+    constant: float | None  # c of ρ = c·√(log(1/δ)/n) (None for a θ-dependent theory ρ)
+    how: str  # one line: how ρ was obtained
+    split: dict | None = None  # calibrated: the rows held out
+    bootstrap: dict | None = None  # calibrated: the bootstrap summary
+    theory: dict | None = None  # theory: the terms of the bound
+    notes: list[str] = field(default_factory=list)
 
     @property
-    def estimated(self) -> bool:
-        return self.source.startswith("bootstrap")
+    def guarantee(self) -> str:
+        """What the statement's probability rests on, in one line."""
+        if self.kind == "calibrated":
+            held = self.split["calibration_rows"] if self.split else "held-out"
+            return (
+                f"calibrated: c estimated by a bootstrap on {held} held-out rows, never on "
+                f"the {self.n} certified rows; the 1 − δ level is approximate (an estimate of "
+                "c, not a proof)"
+            )
+        if self.kind == "theory":
+            return f"theory: holds under the stated support bounds, by the {THEOREM}"
+        return "user: holds if the given radius is valid for this problem (not checked)"
+
+    def as_dict(self) -> dict:
+        out = {
+            "kind": self.kind,
+            "rho": self.rho,
+            "constant": self.constant,
+            "delta": self.delta,
+            "certified_rows": self.n,
+            "how": self.how,
+            "guarantee": self.guarantee,
+        }
+        for key in ("split", "bootstrap", "theory"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
 
 
-# (model, X, y, ρ) -> R_ρ(model; (X, y))
-RiskFn = Callable[[object, np.ndarray, np.ndarray, float], float]
-# (X, y, ρ) -> models refitted on (X, y) at radius ρ
-RefitFn = Callable[[np.ndarray, np.ndarray, float], list]
-# (model, X, y) -> per-sample losses
-LossesFn = Callable[[object, np.ndarray, np.ndarray], np.ndarray]
-
-
-def user_radius(config: CertificateConfig, n: int) -> RadiusEstimate:
+def user_radius(config: CertificateConfig, n: int, rho: float | None = None) -> Radius:
+    """The ``user`` kind: ρ given, or c given (ρ = c·√(log(1/δ)/n))."""
+    delta = config.delta
+    if rho is not None:
+        c = constant_from_radius(rho, n, delta) if n > 0 else None
+        return Radius("user", rho, n, delta, c, "given (--rho)")
     c = float(config.radius_constant)
-    return RadiusEstimate(c, certificate_radius(c, n, config.delta), "user-supplied")
+    return Radius(
+        "user", certificate_radius(c, n, delta), n, delta, c, "ρ = c·√(log(1/δ)/n), c given"
+    )
 
 
-def bootstrap_radius(
-    X: np.ndarray,
-    y: np.ndarray,
+def split_rows(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(calibration rows, certified rows): a random split, disjoint and covering 0 … n−1."""
+    m = int(round(fraction * n))
+    if m < MIN_BOOTSTRAP_N or n - m < 2:
+        raise UsageError(
+            f"the calibrated radius holds out {m} of n = {n} rows (--calibration-split "
+            f"{fraction:g}); it needs at least {MIN_BOOTSTRAP_N} held-out rows and 2 others",
+            "pass more data or a larger --calibration-split, or give --rho / --radius-constant",
+        )
+    order = np.random.default_rng([seed, 104729]).permutation(n)
+    return np.sort(order[:m]), np.sort(order[m:])
+
+
+def calibrated_radius(
+    X_cal: np.ndarray,
+    y_cal: np.ndarray,
+    n_certified: int,
     fixed: list,
     risk: RiskFn,
     losses: LossesFn,
     refit: RefitFn | None,
     config: CertificateConfig,
-    rng: np.random.Generator,
-    rho_start: float,
+    seed: int,
     on_progress: Callable | None = None,
-) -> RadiusEstimate:
-    """The bias-corrected bootstrap estimate of ρ_n and c (see the module docstring)."""
-    n = len(y)
-    if n < MIN_BOOTSTRAP_N:
-        raise UsageError(
-            f"the bootstrap estimate of c needs at least {MIN_BOOTSTRAP_N} samples (n = {n})",
-            "pass --radius-constant C or a numeric --rho",
-        )
-    rounds = config.rounds if refit is not None else 1
-    rho, required, optimism = rho_start, np.zeros(config.bootstrap), 0.0
-    for _ in range(rounds):
-        draws = []
-        for _b in range(config.bootstrap):
-            idx = rng.integers(0, n, size=n)
-            models = list(fixed) + (refit(X[idx], y[idx], rho) if refit is not None else [])
-            draws.append((idx, models))
-            if on_progress is not None:
-                on_progress(1)
-        full, shift = _optimism(draws, X, y, losses)
-        optimism = float(max(shift.max(), 0.0))
-        for b, (idx, models) in enumerate(draws):
-            targets = full[b] + np.maximum(shift, 0.0)
-            required[b] = _required(models, X[idx], y[idx], targets, risk, rho_start)
-        finite = required[np.isfinite(required)]
-        quantile = np.quantile(required, 1.0 - config.delta, method="higher")
-        rho = (
-            float(quantile)
-            if math.isfinite(quantile)
-            else (float(finite.max()) if finite.size else rho)
-        )
-    c = constant_from_radius(rho, n, config.delta)
-    source = (
-        f"bootstrap estimate, not the paper's constant: (1−δ)-quantile of the covering "
-        f"radius over {config.bootstrap} resamples with an out-of-bag optimism correction, "
-        f"{rounds} round(s){', refitting the estimator' if refit is not None else ''}"
-    )
-    return RadiusEstimate(
-        c, rho, source, required.tolist(), float(np.mean(~np.isfinite(required))), optimism
+) -> Radius:
+    """The ``calibrated`` kind from the held-out rows only: c from the bootstrap radius at
+    m = len(y_cal), then ρ = c·√(log(1/δ)/n_certified)."""
+    from iclr25.threads import small_problem_threads
+
+    m = len(y_cal)
+    with small_problem_threads():  # one limit for the hundreds of small solves inside
+        est = _bootstrap(X_cal, y_cal, fixed, risk, losses, refit, config, seed, on_progress)
+    c = constant_from_radius(est.rho, m, config.delta)
+    return _calibrated(est, c, m, n_certified, config, refit is not None)
+
+
+def _bootstrap(X_cal, y_cal, fixed, risk, losses, refit, config, seed, on_progress):
+    return bootstrap_radius(
+        X_cal,
+        y_cal,
+        fixed,
+        risk,
+        losses,
+        refit,
+        BootstrapConfig(config.delta, config.bootstrap, config.rounds),
+        np.random.default_rng([seed, 7]),
+        1.0 / math.sqrt(len(y_cal)),
+        on_progress,
     )
 
 
-def _required(models: list, Xb, yb, targets, risk: RiskFn, rho_hi: float) -> float:
-    """max over the models of the smallest ρ with R_ρ(θ_j; P*_b) ≥ target_j."""
-    return max(
-        required_radius(
-            lambda r, m=m: risk(m, Xb, yb, r), float(t), max(rho_hi, 1e-6), iterations=40
-        )
-        for m, t in zip(models, targets, strict=True)
+def _calibrated(est, c: float, m: int, n_certified: int, config, refit: bool) -> Radius:
+    how = (
+        f"c = {c:.4g} from the (1 − δ)-quantile of the covering radius over "
+        f"{config.bootstrap} bootstrap resamples of the {m} held-out rows (out-of-bag "
+        f"optimism correction{', estimator refitted' if refit else ''})"
     )
+    split = {
+        "calibration_rows": m,
+        "certified_rows": n_certified,
+        "calibration_split": m / (m + n_certified),
+        "rule": "random split by --seed; the model is fitted and certified on the other rows",
+    }
+    rho = certificate_radius(c, n_certified, config.delta)
+    return Radius("calibrated", rho, n_certified, config.delta, c, how, split, est.summary())
 
 
-def _optimism(draws: list, X, y, losses: LossesFn) -> tuple[np.ndarray, np.ndarray]:
-    """(E_{P_n} ℓ(θ_bj) (B, J), o_j (J,)): the full-sample mean loss of model j of resample b,
-    and per model slot j the mean over resamples of (out-of-bag − full-sample) mean loss."""
-    n = len(y)
-    full = np.array([[float(np.mean(losses(m, X, y))) for m in models] for _, models in draws])
-    gaps = []
-    for b, (idx, models) in enumerate(draws):
-        oob = np.ones(n, dtype=bool)
-        oob[idx] = False
-        if oob.any():
-            oob_loss = np.array([float(np.mean(losses(m, X[oob], y[oob]))) for m in models])
-            gaps.append(oob_loss - full[b])
-    shift = np.mean(gaps, axis=0) if gaps else np.zeros(full.shape[1])
-    return full, shift
-
-
-def guarantee(estimate: RadiusEstimate) -> str:
-    """What the statement's probability rests on, in one line."""
-    if estimate.estimated:
-        return "APPROXIMATE: c is a bootstrap estimate from these data, not the paper's constant"
-    if estimate.source == "user-supplied":
-        return "conditional: holds if the given c (--radius-constant) is valid for this problem"
-    return "conditional: holds if the given ρ (--rho) is at least the certificate radius"
+def theory_target_text(entropic: dict | None) -> str:
+    if entropic is None:
+        return "the true risk E_P[ℓ(θ; ξ)]"
+    return (
+        f"the smoothed true risk E_{{ξ~P}} E_{{ζ~π₀(·|ξ)}} ℓ(θ; ζ) (π₀: features + "
+        f"N(0, σ²I), σ = {entropic['sigma']:.4g}; this is not a bound on E_P ℓ itself)"
+    )
 
 
 def statement(
-    robust: float, empirical: float, estimate: RadiusEstimate, n: int, delta: float
+    robust: float,
+    empirical: float,
+    radius: Radius,
+    entropic: dict | None = None,
+    estimate: bool = False,
 ) -> str:
-    """The certificate in words, with its numbers and the status of its constant."""
-    approx = (
-        " `iclr25 dro-bound coverage` measures how often such an estimate holds on data "
-        "with a known truth."
-        if estimate.estimated
-        else ""
+    """The certificate in words, with its numbers and the status of its radius."""
+    name = "R^ε_ρ(θ; P_n)" if entropic else "R_ρ(θ; P_n)"
+    c = "" if radius.constant is None else f" (c = {radius.constant:.4g})"
+    head = (
+        f"[{radius.kind}] With probability at least {1 - radius.delta:.0%} over the draw of "
+        f"the n = {radius.n} certified samples, {theory_target_text(entropic)} is at most "
+        f"the robust risk {name} = {robust:.6g} at radius ρ = {radius.rho:.4g}{c}; the "
+        f"empirical risk is {empirical:.6g} (margin {robust - empirical:.4g}). "
+        f"{radius.guarantee}."
     )
-    return (
-        f"[{guarantee(estimate)}] With probability at least {1 - delta:.0%} over the draw of "
-        f"the n = {n} samples, the true risk E_P[ℓ(θ; ξ)] is at most the robust risk "
-        f"R_ρ(θ; P_n) = {robust:.6g} at radius ρ = {estimate.rho:.4g} = c·√(log(1/δ)/n) with "
-        f"c = {estimate.constant:.4g} ({estimate.source}); the empirical risk is "
-        f"{empirical:.6g}, so the certified margin over it is {robust - empirical:.4g}.{approx}"
-    )
+    if estimate:
+        head = (
+            "[estimate — not a certificate: the robust risk of this non-convex model comes "
+            "from multi-start gradient ascent, a lower estimate of the supremum] " + head
+        )
+    return head

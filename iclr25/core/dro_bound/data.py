@@ -181,6 +181,13 @@ def encode_labels(y: np.ndarray, where: str, model_labels: list | None = None):
         return np.where(y > 0.5, 1.0, -1.0), [0, 1]
     if set(values) <= {-1.0, 1.0}:
         return y.astype(np.float64), [-1, 1]
+    whole = all(float(v).is_integer() for v in values)
+    if not whole or len(values) > 10:
+        raise InputError(
+            f"{where}: the target is real-valued ({len(values)} distinct values, e.g. "
+            f"{_label_text(values[:3])}) but the model is a classifier",
+            "use --model linear for a real-valued target (regression), or recode it as 0/1",
+        )
     raise InputError(
         f"{where}: labels {_label_text(values[:6])}{' …' if len(values) > 6 else ''} are not "
         "in {−1, 1} or {0, 1}",

@@ -170,3 +170,20 @@ def entropic_robust_risk(
         L = loss_fn(ref.zeta.reshape(n * m, d), ref.labels.reshape(n * m)).reshape(n, m)
     val, lam, wc, backend = minimize_entropic_dual(L, ref.cost, rho, config.epsilon, device_kind)
     return EntropicResult(val, lam, wc, config.epsilon, sigma, config.samples, backend)
+
+
+def smoothed_losses(
+    loss_fn, x, y, cost: TransportCost, sigma: float, samples: int, generator, switch_labels: bool
+) -> np.ndarray:
+    """E_{ζ~π₀(·|ξ_i)} ℓ(θ; ζ) per sample, (n,): the mean over ``samples`` reference draws.
+
+    The quantity the entropic guarantee bounds (its mean over P is the smoothed true risk):
+    π₀ itself is a feasible coupling of the regularised problem once ρ exceeds its mean
+    transport cost, and it pays no entropy penalty, so R^ε_ρ(θ; P) ≥ E_P E_π₀ ℓ there."""
+    import torch
+
+    ref = draw_reference(x, y, cost, sigma, samples, generator, switch_labels)
+    n, m, d = ref.zeta.shape
+    with torch.no_grad():
+        L = loss_fn(ref.zeta.reshape(n * m, d), ref.labels.reshape(n * m)).reshape(n, m)
+    return L.double().mean(dim=1).cpu().numpy()

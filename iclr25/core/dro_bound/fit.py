@@ -4,7 +4,10 @@ Minimises R_ρ(θ; P_n) = min_λ≥0 λρ + E_n φ(λ; θ) jointly over θ = (w,
 
 - q = 1 with a convex, slope-attaining loss (logistic, hinge, absolute, Huber): the exact
   convex program, by :mod:`convex_solver` (smoothed Newton with continuation);
-- other (loss, q) pairs (q = 2, the ramp loss, the squared loss with q = 2): L-BFGS over θ
+- the squared loss: ERM (ρ = 0) is ordinary least squares (``numpy.linalg.lstsq`` on
+  [X, 1]); its robust risk is +∞ for q < 2 (quadratic growth against a cost of power q),
+  so robust squared-loss fits need q ≥ 2 and are refused otherwise;
+- other (loss, q) pairs (q = 2, the ramp loss, the squared loss with q ≥ 2): L-BFGS over θ
   on the exact robust risk of :mod:`closed_forms`, whose λ is minimised exactly inside
   each evaluation; the gradient in θ follows from the envelope (Danskin) theorem at the
   optimal λ* and worst-case shifts s*_i:
@@ -13,14 +16,17 @@ Minimises R_ρ(θ; P_n) = min_λ≥0 λρ + E_n φ(λ; θ) jointly over θ = (w,
 - with ε (entropic): L-BFGS in torch over (θ, λ) on the Monte Carlo entropic objective of
   :mod:`entropic` with samples drawn once.
 
-ERM (ρ = 0) uses the same solvers. Results report the exact robust objective of the
-solution (re-evaluated by :func:`closed_forms.linear_robust_risk`, or the entropic value).
+ERM (ρ = 0) uses the same solvers (least squares for the squared loss). Results report
+the exact robust objective of the solution (re-evaluated by
+:func:`closed_forms.linear_robust_risk`, or the entropic value), and every fit compares it
+with the objective of its own starting point: a solver that ends worse than it started
+returns the starting point instead, with ``improved = False`` and a note saying so.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.optimize import minimize
@@ -35,6 +41,7 @@ from iclr25.core.dro_bound.costs import TransportCost
 from iclr25.core.dro_bound.entropic import EntropicConfig, draw_reference, minimize_entropic_dual
 from iclr25.core.dro_bound.losses import Loss
 from iclr25.core.dro_bound.models import LinearModel
+from iclr25.errors import UsageError
 from iclr25.threads import small_problem_threads
 
 
@@ -58,24 +65,46 @@ class LinearFit:
     converged: bool
     iterations: int
     details: dict = field(default_factory=dict)
+    start_objective: float = math.nan  # the same objective at the solver's starting point
+    improved: bool = True  # objective(θ̂) ≤ objective(start); else θ̂ is the start
+
+
+# a fit may end above its start by rounding only (relative)
+START_TOLERANCE = 1e-9
 
 
 def fit_linear(X: np.ndarray, y: np.ndarray, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     """The robust (ρ > 0) or ERM (ρ = 0) linear/logistic model on (X (n, d), y (n,))."""
+    check_loss_cost(loss, config.cost, config.rho)
     with small_problem_threads():
         return _fit_linear(X, y, kind, loss, config)
+
+
+def check_loss_cost(loss: Loss, cost: TransportCost, rho: float | None) -> None:
+    """Refuse (loss, q) pairs whose robust risk is +∞ at every ρ > 0 (``rho`` None: auto)."""
+    if loss.name == "squared" and cost.q < 2.0 and (rho is None or rho > 0):
+        raise UsageError(
+            f"the robust squared loss is +∞ for q = {cost.q:g} (quadratic growth beats a "
+            "transport cost of power q < 2)",
+            "use --q 2 (the square-root-lasso case), --rho 0 for least squares, or a "
+            "Lipschitz loss (--loss absolute or huber)",
+        )
 
 
 def _fit_linear(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     if config.entropic is not None and config.rho > 0:
         return _fit_entropic(X, y, kind, loss, config)
+    if loss.name == "squared" and config.rho == 0.0:
+        return _fit_least_squares(X, y, kind, loss, config)
     q1_exact = _closed_form_kind(loss, config.cost.q) == "lipschitz"
     if q1_exact or (config.rho == 0.0 and loss.convex):
         cost = config.cost if config.rho > 0 else TransportCost(config.cost.p, 1.0)
         res = solve_q1(X, y, loss, cost, config.rho, config.fit_intercept)
         model = LinearModel(kind, loss, res.w, res.b if config.fit_intercept else 0.0)
+        start = LinearModel(kind, loss, np.zeros(X.shape[1]), 0.0)  # Newton starts at 0
         return _finish(
             model,
+            start,
             X,
             y,
             config,
@@ -86,8 +115,30 @@ def _fit_linear(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     return _fit_lbfgs(X, y, kind, loss, config)
 
 
+def least_squares(X: np.ndarray, y: np.ndarray, fit_intercept: bool = True):
+    """(w, b) of ordinary least squares, by ``numpy.linalg.lstsq`` (minimum-norm solution
+    when the design is rank deficient)."""
+    X = np.asarray(X, np.float64)
+    ones = np.ones((len(X), 1)) if fit_intercept else np.zeros((len(X), 1))
+    theta = np.linalg.lstsq(np.hstack([X, ones]), np.asarray(y, np.float64), rcond=None)[0]
+    return theta[:-1].copy(), float(theta[-1]) if fit_intercept else 0.0
+
+
+def _fit_least_squares(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
+    w, b = least_squares(X, y, config.fit_intercept)
+    model = LinearModel(kind, loss, w, b)
+    start = LinearModel(kind, loss, np.zeros(X.shape[1]), 0.0)
+    return _finish(model, start, X, y, config, "least squares (numpy.linalg.lstsq)", True, 1)
+
+
+def _objective(model: LinearModel, X, y, config: FitConfig):
+    a = config.cost.dual_norm(model.coef)
+    return linear_robust_risk(model.loss, model.scalars(X, y), a, config.cost, config.rho)
+
+
 def _finish(
     model: LinearModel,
+    start: LinearModel,
     X,
     y,
     config: FitConfig,
@@ -96,10 +147,28 @@ def _finish(
     iterations: int,
     details: dict | None = None,
 ) -> LinearFit:
-    a = config.cost.dual_norm(model.coef)
-    risk = linear_robust_risk(model.loss, model.scalars(X, y), a, config.cost, config.rho)
+    """The fit's exact objective, checked against its starting point's (see the docstring)."""
+    risk = _objective(model, X, y, config)
+    start_risk = _objective(start, X, y, config)
+    details = dict(details or {})
+    improved = risk.value <= start_risk.value + START_TOLERANCE * max(1.0, abs(start_risk.value))
+    if not improved:
+        details["note"] = (
+            f"the solver ended at objective {risk.value:.6g}, above its starting point's "
+            f"{start_risk.value:.6g}: the starting point is returned"
+        )
+        model, risk = start, start_risk
     return LinearFit(
-        model, risk.value, risk.lam, risk.empirical, solver, converged, iterations, details or {}
+        model,
+        risk.value,
+        risk.lam,
+        risk.empirical,
+        solver,
+        converged and improved,
+        iterations,
+        details,
+        start_risk.value,
+        improved,
     )
 
 
@@ -159,18 +228,7 @@ def _fit_lbfgs(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
     A, base = _design(
         np.asarray(X, np.float64), np.asarray(y, np.float64), loss, config.fit_intercept
     )
-    start = np.zeros(A.shape[1])
-    if loss.convex or loss.name == "ramp":  # warm start from the q = 1 (or ERM) convex fit
-        seed_loss = loss if loss.convex else _logistic_like(loss)
-        pilot = solve_q1(
-            X,
-            y,
-            seed_loss,
-            TransportCost(config.cost.p, 1.0),
-            0.0 if loss.name == "squared" else config.rho,
-            config.fit_intercept,
-        )
-        start[:-1], start[-1] = pilot.w, pilot.b
+    start = _lbfgs_start(X, y, loss, config, A.shape[1])
     res = minimize(
         robust_risk_and_grad,
         start,
@@ -179,12 +237,9 @@ def _fit_lbfgs(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
         method="L-BFGS-B",
         options={"maxiter": config.max_iter, "ftol": 1e-15, "gtol": 1e-10},
     )
-    theta = res.x
-    model = LinearModel(
-        kind, loss, theta[:-1].copy(), float(theta[-1]) if config.fit_intercept else 0.0
-    )
     return _finish(
-        model,
+        _model_of(res.x, kind, loss, config),
+        _model_of(start, kind, loss, config),
         X,
         y,
         config,
@@ -193,6 +248,27 @@ def _fit_lbfgs(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
         int(res.nit),
         {"message": str(res.message)},
     )
+
+
+def _model_of(theta: np.ndarray, kind: str, loss: Loss, config: FitConfig) -> LinearModel:
+    b = float(theta[-1]) if config.fit_intercept else 0.0
+    return LinearModel(kind, loss, np.array(theta[:-1], dtype=np.float64), b)
+
+
+def _lbfgs_start(X, y, loss: Loss, config: FitConfig, dim: int) -> np.ndarray:
+    """A warm start: least squares (squared loss), else the q = 1 convex fit at the same ρ
+    (ERM when ρ = 0) of the loss or, for the ramp loss, of the hinge loss."""
+    start = np.zeros(dim)
+    if loss.name == "squared":
+        w, b = least_squares(X, y, config.fit_intercept)
+        start[:-1], start[-1] = w, b
+    elif loss.convex or loss.name == "ramp":
+        seed_loss = loss if loss.convex else _logistic_like(loss)
+        pilot = solve_q1(
+            X, y, seed_loss, TransportCost(config.cost.p, 1.0), config.rho, config.fit_intercept
+        )
+        start[:-1], start[-1] = pilot.w, pilot.b
+    return start
 
 
 def _logistic_like(loss: Loss) -> Loss:
@@ -210,20 +286,22 @@ def _fit_entropic(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
 
 
 def _fit_entropic_torch(X, y, kind: str, loss: Loss, config: FitConfig) -> LinearFit:
+    """From the ERM model (warm start) by L-BFGS over (w, b, ν), λ = softplus(ν); the
+    objective of the start and of the end are both computed on the same samples."""
     import torch
 
     X64, y64 = np.asarray(X, np.float64), np.asarray(y, np.float64)
-    n, d = X64.shape
+    d = X64.shape[1]
     ent = config.entropic
     xt, yt = torch.as_tensor(X64), torch.as_tensor(y64)
     gen = torch.Generator().manual_seed(config.seed)
     switch = loss.kind == "margin" and not config.cost.labels_fixed
     sigma = ent.sigma_for(config.rho, config.cost, d)
     ref = draw_reference(xt, yt, config.cost, sigma, ent.samples, gen, switch)
-    w = torch.zeros(d, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros((), dtype=torch.float64, requires_grad=config.fit_intercept)
-    nu = torch.zeros((), dtype=torch.float64, requires_grad=True)  # λ = softplus(ν)·scale
-    lam_scale = 1.0
+    erm = _fit_linear(X64, y64, kind, loss, replace(config, rho=0.0, entropic=None)).model
+    w = torch.tensor(erm.coef, dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(erm.intercept, dtype=torch.float64, requires_grad=config.fit_intercept)
+    nu = torch.zeros((), dtype=torch.float64, requires_grad=True)  # λ = softplus(ν)
     params = [w, nu] + ([b] if config.fit_intercept else [])
     opt = torch.optim.LBFGS(
         params,
@@ -235,35 +313,50 @@ def _fit_entropic_torch(X, y, kind: str, loss: Loss, config: FitConfig) -> Linea
         line_search_fn="strong_wolfe",
     )
 
-    def losses_at_samples():
-        f = torch.einsum("nmd,d->nm", ref.zeta, w) + b  # (n, m)
+    def losses_at_samples(w_, b_):
+        f = torch.einsum("nmd,d->nm", ref.zeta, w_) + b_  # (n, m)
         return loss.torch_value(ref.labels * f if loss.kind == "margin" else ref.labels - f)
 
     def closure():
         opt.zero_grad()
-        lam = torch.nn.functional.softplus(nu) * lam_scale
-        a = (losses_at_samples() - lam * ref.cost) / ent.epsilon  # (n, m)
+        lam = torch.nn.functional.softplus(nu)
+        a = (losses_at_samples(w, b) - lam * ref.cost) / ent.epsilon  # (n, m)
         lse = torch.logsumexp(a, dim=1) - math.log(ent.samples)
         obj = lam * config.rho + ent.epsilon * lse.mean()
         obj.backward()
         return obj
 
+    def dual_at(model: LinearModel):
+        with torch.no_grad():
+            L = losses_at_samples(torch.as_tensor(model.coef), float(model.intercept))
+        return minimize_entropic_dual(L, ref.cost, config.rho, ent.epsilon)
+
+    start_value = dual_at(erm)[0]
     opt.step(closure)
-    with torch.no_grad():
-        L = losses_at_samples()
-    value, lam, wc, _ = minimize_entropic_dual(L, ref.cost, config.rho, ent.epsilon)
     model = LinearModel(
         kind, loss, w.detach().numpy().copy(), float(b.detach()) if config.fit_intercept else 0.0
     )
-    empirical = float(np.mean(model.losses(X64, y64)))
+    value, lam, wc, _ = dual_at(model)
+    details = {"epsilon": ent.epsilon, "sigma": sigma, "samples": ent.samples}
+    improved = value <= start_value + START_TOLERANCE * max(1.0, abs(start_value))
+    if not improved:
+        details["note"] = (
+            f"L-BFGS ended at objective {value:.6g}, above its ERM starting point's "
+            f"{start_value:.6g}: the starting point is returned"
+        )
+        model = erm
+        value, lam, wc, _ = dual_at(erm)
+    details["mean_weighted_cost"] = wc
     state = opt.state[opt._params[0]]
     return LinearFit(
         model,
         value,
         lam,
-        empirical,
-        "L-BFGS on the entropic objective (torch)",
-        True,
+        float(np.mean(model.losses(X64, y64))),
+        "L-BFGS on the entropic objective (torch), from the ERM model",
+        improved,
         int(state.get("n_iter", 0)),
-        {"epsilon": ent.epsilon, "sigma": sigma, "samples": ent.samples, "mean_weighted_cost": wc},
+        details,
+        start_value,
+        improved,
     )

@@ -11,9 +11,11 @@ Namkoong & Duchi 2018 — with the multiplier λ learned instead of fixed):
    raised ×1.5 and those ζ_i restart at ξ_i.
 
 With ε (entropic) the objective is the smooth Monte Carlo one of :mod:`entropic` and Adam
-runs on (θ, ν) directly. ERM is Adam on E_n ℓ(θ; ξ_i). The reported robust objective is
-always re-evaluated at the end by the converged dual of :mod:`risk` (not the training
-estimate).
+runs on (θ, ν) directly. ERM is Adam on E_n ℓ(θ; ξ_i). Robust training starts from a given
+model (``init``: the ERM network, a warm start) rather than a fresh initialisation. The
+reported robust objective is always re-evaluated afterwards by the dual of :mod:`risk`
+(multi-start ascent: an estimate), and the workflow (:mod:`pipeline`) keeps the starting
+model when training did not lower that objective.
 """
 
 from __future__ import annotations
@@ -88,11 +90,13 @@ def train_mlp(
     config: MLPConfig,
     entropic: EntropicConfig | None = None,
     on_progress: Callable | None = None,
+    init: MLPModel | None = None,
 ) -> MLPFit:
-    """ERM (ρ = 0), robust, or entropic-robust training (see the module docstring)."""
+    """ERM (ρ = 0), robust, or entropic-robust training (see the module docstring), from
+    ``init``'s weights when given."""
     samples = entropic.samples if entropic is not None else 2
     with small_problem_threads(int(np.size(X)) * samples * max(config.hidden)):
-        return _train(X, y, loss, rho, cost, config, entropic, on_progress)
+        return _train(X, y, loss, rho, cost, config, entropic, on_progress, init)
 
 
 def _train(
@@ -104,11 +108,21 @@ def _train(
     config: MLPConfig,
     entropic: EntropicConfig | None,
     on_progress,
+    init: MLPModel | None = None,
 ) -> MLPFit:
     import torch
 
     xt, yt = torch.as_tensor(X, dtype=torch.float64), torch.as_tensor(y, dtype=torch.float64)
     net = build_mlp(xt.shape[1], config.hidden, config.seed)
+    if init is not None:
+        if init.hidden != list(config.hidden):
+            raise UsageError(
+                f"the warm start has hidden widths {init.hidden}, not {list(config.hidden)}",
+                "start from a network of the same shape",
+            )
+        net = init.module().train()
+        for p in net.parameters():
+            p.requires_grad_(True)
     loss_fn = _loss_of(net, loss)
     nu = torch.zeros((), dtype=torch.float64, requires_grad=True)  # λ = softplus(ν)
     opt = torch.optim.Adam([*net.parameters(), nu], lr=config.lr)

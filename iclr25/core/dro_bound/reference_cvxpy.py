@@ -102,3 +102,22 @@ def robust_regression_cvxpy(
         "coefficients": np.asarray(w.value).copy(),
         "intercept": float(b.value),
     }
+
+
+def robust_margin_cvxpy(
+    X, y, rho: float, loss: str = "hinge", p: float = 2.0, solver: str | None = None
+) -> dict:
+    """min E_n L(y(wᵀx + b)) + ρ·‖w‖_* (q = 1, κ = ∞; ρ = 0: ERM) for the hinge or the
+    logistic loss (both 1-Lipschitz with the slope bound attained)."""
+    cp = _cvxpy()
+    n, d = X.shape
+    w, b = cp.Variable(d), cp.Variable()
+    z = cp.multiply(y, X @ w + b)
+    data = cp.sum(cp.pos(1 - z)) / n if loss == "hinge" else cp.sum(cp.logistic(-z)) / n
+    problem = cp.Problem(cp.Minimize(data + rho * _dual_norm(cp, w, p)))
+    _solve(cp, problem, solver, True)
+    return {
+        "objective": float(problem.value),
+        "coefficients": np.asarray(w.value).copy(),
+        "intercept": float(b.value),
+    }

@@ -7,7 +7,10 @@ Paths (``RiskConfig.solver``):
   q = 1 and for the squared loss with q = 2, a 1-D search per sample otherwise;
 - ``pga`` (default for MLPs): :mod:`inner_max` inside the 1-D dual of :mod:`dual`; where an
   inner supremum can be +∞ (q = 1, unbounded support) the smallest feasible λ is first
-  located by bisection on "the ascent ran away";
+  located by bisection on "the ascent ran away". Gradient ascent finds local maxima, so
+  the result is an **estimate** (``exact = False``): at the optimal λ* the inner
+  maximisation is rerun from ``restarts`` − 1 further random starts, the per-sample best
+  over all runs is kept, and the spread of the dual value across runs is reported;
 - ``entropic`` whenever ε is given: :mod:`entropic`.
 """
 
@@ -42,6 +45,7 @@ class RiskConfig:
     entropic: EntropicConfig | None = None  # set -> the ε-regularised risk
     device: str = "cpu"
     seed: int = 0
+    restarts: int = 3  # pga: runs of the inner maximisation at λ* (the spread is reported)
 
     def __post_init__(self) -> None:
         if not (self.rho >= 0) or not math.isfinite(self.rho):
@@ -58,6 +62,7 @@ class RiskReport:
     lam: float
     method: str
     diagnostics: dict = field(default_factory=dict)
+    exact: bool = True  # False: an estimate (gradient ascent on the inner suprema)
 
 
 def data_scale(x: np.ndarray) -> float:
@@ -115,7 +120,10 @@ def _entropic(model: Model, x, y, config: RiskConfig, empirical: float) -> RiskR
     import torch
 
     if config.rho <= 0.0:
-        raise UsageError("the entropic risk needs ρ > 0", "pass --rho > 0 or drop --epsilon")
+        raise UsageError(
+            "the entropic risk at ρ = 0 is −∞ (the dual's λ runs to ∞)",
+            "pass --rho > 0 (or auto) or drop --epsilon",
+        )
     xt, yt, dtype = _torch_setup(x, y, config.device)
     gen = torch.Generator().manual_seed(config.seed)
     switch = not config.cost.labels_fixed and model.loss.kind == "margin"
@@ -154,12 +162,13 @@ class _PhiOracle:
         self.labels = (1.0, -1.0) if margin_switch else (1.0,)
         self.warm = None
         self.calls = 0
+        self.seed_offset = 0  # other random starts for the restarts at λ*
         self.last: InnerMaxResult | None = None
         self.on_progress = on_progress
         self.torch = torch
 
     def run(self, lam: float) -> InnerMaxResult:
-        gen = self.torch.Generator().manual_seed(self.config.seed + self.calls)
+        gen = self.torch.Generator().manual_seed(self.config.seed + self.calls + self.seed_offset)
         res = inner_maximize(
             self.loss_fn,
             self.xt,
@@ -221,15 +230,23 @@ def _feasible_lambda_range(phi: _PhiOracle, lam_guess: float, rtol: float = 1e-7
 def general_robust_risk(
     model: Model, x, y, config: RiskConfig, empirical: float, on_progress: Callable | None = None
 ) -> RiskReport:
-    """The dual of :mod:`dual` with Φ from projected gradient ascent (any torch model)."""
+    """The dual of :mod:`dual` with Φ from projected gradient ascent (any torch model): an
+    estimate, with its spread over restarts of the ascent at λ*."""
     phi = _PhiOracle(model, x, y, config, on_progress)
     grad_scale = _gradient_scale(phi)
     lam_min, lam_feasible = _feasible_lambda_range(phi, grad_scale)
     sol = minimize_dual_by_slope(
         phi.with_slope, config.rho, lam_min=lam_min, lam_scale=lam_feasible, rtol=1e-8
     )
-    final = phi.run(sol.lam)
-    value = sol.lam * config.rho + float(np.mean(final.values))
+    runs = [phi.run(sol.lam)]
+    phi.warm = None  # the restarts start afresh (other random starts, no warm start)
+    for r in range(1, max(config.restarts, 1)):
+        phi.seed_offset = 104_729 * r  # another seed for the random starts
+        runs.append(phi.run(sol.lam))
+    values = np.stack([run.values for run in runs])  # (R, n)
+    per_run = sol.lam * config.rho + values.mean(axis=1)
+    best = sol.lam * config.rho + float(np.mean(values.max(axis=0)))
+    final = runs[0]
     diag = {
         "lambda_min": lam_min,
         "phi_evaluations": phi.calls,
@@ -238,14 +255,21 @@ def general_robust_risk(
         "iterations": final.iterations,
         "mean_transport": float(np.mean(final.transport)),
         "flipped_fraction": float(np.mean(final.flipped)),
+        "restarts": len(runs),
+        "spread_across_restarts": float(per_run.max() - per_run.min())
+        if np.all(np.isfinite(per_run))
+        else None,
+        "dual_value_first_run": float(per_run[0]),
     }
+    value = best if math.isfinite(best) else sol.value
     return RiskReport(
-        min(value, sol.value) if math.isfinite(value) else sol.value,
+        value,
         empirical,
         config.rho,
         sol.lam,
-        "projected gradient ascent, 1-D dual",
+        "estimate: projected gradient ascent (multi-start) inside the 1-D dual",
         diag,
+        exact=False,
     )
 
 

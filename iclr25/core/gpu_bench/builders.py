@@ -454,6 +454,107 @@ def build_linear_cpu(
     )
 
 
+# --- Based ---------------------------------------------------------------------------------
+def _fla_based(data: list[tuple]) -> Callable[[int], Any]:
+    """flash-linear-attention's fused chunked Based kernel (native (B, T, H, D) layout,
+    copies made once per input set, untimed; q is pre-scaled as ours is, so ``scale=1``)."""
+    native: dict[int, tuple] = {}
+
+    def run(i):
+        from fla.ops.based import fused_chunk_based
+
+        if i not in native:
+            native[i] = tuple(t.transpose(1, 2).contiguous() for t in data[i])  # (B, T, H, D)
+        q, k, v = native[i]
+        out = fused_chunk_based(q, k, v, scale=1.0, use_norm=True)
+        out = out[0] if isinstance(out, tuple) else out
+        return out.transpose(1, 2)
+
+    return run
+
+
+def build_based_gpu(
+    batch: int,
+    heads: int,
+    n: int,
+    d: int,
+    dv: int,
+    dtype: str,
+    sets: int,
+    seed: int,
+    with_ours: bool,
+    device: str = "cuda",
+) -> Built:
+    from iclr25.gpu.kernels.linear_attention import based, linear_attention_chunked
+
+    tdt = torch_dtype(dtype)
+    q, k, v = _based_qkv(batch, heads, n, d, dv, tdt, device, seed)
+    data = _rotate((q, k, v), sets)
+    refs = {
+        "PyTorch chunked": lambda i: based.based_attention(
+            *data[i], linear=linear_attention_chunked
+        ),
+        "flash-linear-attention": _fla_based(data),
+    }
+    unavailable: dict[str, str] = {}
+    _probe(refs, unavailable)
+    exact = _based_exact(q, k, v, n)
+    return Built(
+        ours=(lambda i: based.based_attention(*data[i])) if with_ours else None,
+        references=refs,
+        exact=lambda: {"O": exact()},
+        ours_outputs=lambda: {"O": based.based_attention(q, k, v)},
+        tolerances={"O": based.based_tolerance(tdt)},
+        kernel="linear_attention",
+        unavailable=unavailable,
+    )
+
+
+def _based_qkv(batch, heads, n, d, dv, dtype, device, seed) -> tuple:
+    """q, k (B, H, N, d') with unit-variance q·k/√d' logits; v (B, H, N, Dv)."""
+    q, k, _ = _qkv((batch, heads, n, d), n, dtype, device, seed)
+    _, _, v = _qkv((batch, heads, n, dv), n, dtype, device, seed + 1)
+    return q, k, v
+
+
+def _based_exact(q, k, v, n: int):
+    """The fp32 composition on the fp32 chunked algorithm (the quadratic definition needs
+    N² memory per head at gpu-bench sizes; the CPU tests tie the two together)."""
+    import torch
+
+    from iclr25.gpu.kernels.linear_attention import based, linear_attention_chunked
+
+    def exact():
+        q32, k32, v32 = (t.float() for t in (q, k, v))
+        if n <= 1024:
+            return based.based_reference(q32, k32, v32, dtype=torch.float32)
+        return based.based_attention(q32, k32, v32, linear=linear_attention_chunked)
+
+    return exact
+
+
+def build_based_cpu(batch: int, heads: int, n: int, d: int, dv: int, sets: int, seed: int) -> Built:
+    import torch
+
+    from iclr25.gpu.kernels.linear_attention import based, linear_attention_chunked
+
+    q, k, v = _based_qkv(batch, heads, n, d, dv, torch.float32, "cpu", seed)
+    data = _rotate((q, k, v), sets)
+    refs = {
+        "PyTorch chunked (fp32, CPU)": lambda i: based.based_attention(
+            *data[i], linear=linear_attention_chunked
+        ),
+        "quadratic definition (fp32, CPU)": lambda i: based.based_reference(
+            *data[i], dtype=torch.float32
+        ),
+    }
+    return Built(
+        ours=None,
+        references=refs,
+        exact=lambda: {"O": based.based_reference(q, k, v, dtype=torch.float64)},
+    )
+
+
 # --- hot paths of other kernels -------------------------------------------------------------
 def build_hot_path(case, with_ours: bool) -> Built:
     """A kernel's :class:`iclr25.gpu.hotpath.HotPathCase`: its reference is the peer and the

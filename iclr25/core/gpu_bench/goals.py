@@ -61,6 +61,17 @@ GOALS: tuple[Goal, ...] = (
         "linear_attention_4096_vs_pytorch_chunked", "linear-attention",
         "B=8 H=16 N=4096 D=128 decay=no", "PyTorch chunked", 5.0, "issue 8",
     ),
+    Goal(
+        "based_4096_vs_fla", "based", "B=8 H=16 N=4096 d'=16 Dv=64",
+        "flash-linear-attention", 1.0,
+        "issue 21: ThunderKittens reports its Based kernel ahead of FLA's; parity is the least "
+        "for our unfused composition",
+    ),
+    Goal(
+        "based_4096_vs_pytorch_chunked", "based", "B=8 H=16 N=4096 d'=16 Dv=64",
+        "PyTorch chunked", 2.0,
+        "issue 21: the same feature map and blocks, the kernel against PyTorch's chunked products",
+    ),
 )  # fmt: skip
 
 

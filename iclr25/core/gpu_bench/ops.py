@@ -9,7 +9,10 @@ First-class ops (sizes from ``--sizes``):
 - ``attention-backward``: dQ, dK, dV from O, the LSE and dO (the forward is not timed),
   against each SDPA backend's backward; same shapes;
 - ``linear-attention``: causal, chunked, sizes are N; B = 8, H = 16, D_k = D_v = head dim;
-  with and without per-head decay (ALiBi slopes) unless ``--decay`` picks one.
+  with and without per-head decay (ALiBi slopes) unless ``--decay`` picks one;
+- ``based``: Based's causal linear attention with the 2nd-order Taylor feature map
+  (ThunderKittens' ``based`` benchmark shape): sizes are N; B = 8, H = 16, feature dim
+  d' = 16, D_v = 64; runs on the linear-attention kernel (kernels/linear_attention/based.py).
 
 Plus every registered kernel's ``hot_path_cases`` (iclr25/gpu/hotpath.py) under the
 kernel's name, except the kernels the first-class ops already cover. Each case carries
@@ -117,6 +120,12 @@ DEFAULT_SIZES = {  # (device, quick) -> sizes
         ("cuda", False): ["1024", "4096", "16384"],
         ("cpu", True): ["512"],
         ("cpu", False): ["512", "1024"],
+    },
+    "based": {
+        ("cuda", True): ["4096"],
+        ("cuda", False): ["1024", "4096", "16384"],
+        ("cpu", True): ["128"],
+        ("cpu", False): ["256"],
     },
 }
 
@@ -246,6 +255,38 @@ def linear_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
     return cases
 
 
+#: Based's projections and value width (Based / ThunderKittens' benchmark)
+BASED_FEATURE_DIM, BASED_VALUE_DIM = 16, 64
+
+
+def based_cases(size: str, opts: OpOptions, device: str) -> list[BenchCase]:
+    (n,) = parse_length("based", size)
+    b, h = (
+        (opts.batch or 8, opts.heads or 16)
+        if device == "cuda"
+        else (opts.batch or 1, opts.heads or 4)
+    )
+    d, dv = BASED_FEATURE_DIM, BASED_VALUE_DIM
+    blocks = -(-(1 + d + d * d) // 128)
+    _check_grid("based", n, b, h * blocks, device)
+    dtype = opts.dtype if device == "cuda" else "fp32"
+    set_bytes = b * h * n * (2 * d + dv) * ELEMENT_BYTES[dtype]
+    # features and the blocked value copies, outputs, the chunked peer's temporaries
+    heads_blocked = b * h * blocks
+    extra = heads_blocked * n * (2 * 128 + 2 * (dv + 8)) * 4
+    extra += 3 * heads_blocked * n * (64 + 128) * 4
+    if device != "cuda":
+        extra += 2 * b * h * n * n * 8  # the quadratic fp64 definition
+    builder = builders.build_based_gpu if device == "cuda" else builders.build_based_cpu
+    wrap = _gpu if device == "cuda" else _cpu
+    extra_args = (opts.dtype,) if device == "cuda" else ()
+    build = partial(wrap, builder, b, h, n, d, dv, *extra_args, seed=opts.seed)
+    shape = f"B={b} H={h} N={n} d'={d} Dv={dv}"
+    fl = flops.based_flops(b, h, n, d, dv)
+    kernel = "linear_attention" if device == "cuda" else None
+    return [BenchCase("based", shape, dtype, fl, set_bytes, extra, kernel, build)]
+
+
 #: where the "cuda" cases put their tensors (tests run the GPU code path on "cpu")
 GPU_TENSOR_DEVICE = "cuda"
 
@@ -265,6 +306,7 @@ FIRST_CLASS: dict[str, Callable[[str, OpOptions, str], list[BenchCase]]] = {
     "attention": attention_cases,
     "attention-backward": attention_backward_cases,
     "linear-attention": linear_cases,
+    "based": based_cases,
 }
 
 

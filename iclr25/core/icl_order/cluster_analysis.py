@@ -13,6 +13,7 @@ the demonstration set, ``x`` -> the prompt embeddings e(σ) stacked (N, d).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,11 +106,45 @@ def _aggregate(per_draw: list[dict], k: int) -> dict:
     return out
 
 
-def measured_pattern(silhouette: dict) -> str:
-    """The measured order of first / last / middle, e.g. ``"first > last > middle"``."""
+def pair_differences(per_draw: list[dict], metric: str = "silhouette") -> dict:
+    """Paired per-draw differences of the first/last/middle summaries: for each pair
+    ``"a-b"`` the mean of a - b over draws and its 95 % t-interval (NaN with < 2 draws)."""
+    summaries = [summarise_positions(d[metric]) for d in per_draw]
+    out = {}
+    for a, b in (("first", "last"), ("first", "middle"), ("last", "middle")):
+        diffs = [s[a] - s[b] for s in summaries]
+        mean, half = mean_ci95(diffs)
+        out[f"{a}-{b}"] = {"difference": mean, "interval": [mean - half, mean + half]}
+    return out
+
+
+def measured_pattern(silhouette: dict, differences: dict | None = None) -> str:
+    """The measured order of first / last / middle, e.g. ``"first > last ≈ middle"``:
+    ``>`` only where the paired interval of the difference excludes zero, else ``≈``."""
     items = [(name, v) for name, v in silhouette.items() if np.isfinite(v)]
     items.sort(key=lambda item: -item[1])
-    return " > ".join(name for name, _ in items)
+    if not items:
+        return ""
+    text = items[0][0]
+    for (upper, _), (lower, _) in itertools.pairwise(items):
+        text += f" {_relation(upper, lower, differences)} {lower}"
+    return text
+
+
+def _relation(upper: str, lower: str, differences: dict | None) -> str:
+    if differences is None:
+        return ">"
+    key, sign = (
+        (f"{upper}-{lower}", 1)
+        if f"{upper}-{lower}" in differences
+        else (
+            f"{lower}-{upper}",
+            -1,
+        )
+    )
+    low, high = (sign * v for v in differences[key]["interval"])
+    low, high = min(low, high), max(low, high)
+    return ">" if np.isfinite(low) and low > 0 else "≈"
 
 
 def analyze_clustering(
@@ -150,5 +185,6 @@ def analyze_clustering(
         "chance_purity": 1.0 / cfg.k,
         "draw_examples": draws,
     }
-    results["pattern"] = measured_pattern(results["silhouette"])
+    results["pattern_differences"] = pair_differences(per_draw)
+    results["pattern"] = measured_pattern(results["silhouette"], results["pattern_differences"])
     return ClusterResult(results, projection)

@@ -18,11 +18,11 @@ free (no extra model evaluation):
   prompt the best-ranked candidate of a missing label comes first (label coverage);
   chosen middles in rank order.
 
-Measured on the embedded model (``benchmarks/bench_icl_order.py``, n = 8, k = 4, 200
-queries): the pick of ``rank`` had on average 4.6 % of the 1,680 exhaustive organisations
-below it in entropy, ``labels`` 7.4 %, ``rotate`` 1.7 % — as good as the best of 56
-organisations drawn at random (the ``sample`` method, 1.6 %), not better: which k of the
-n candidates are shown matters as much as who comes first and last.
+Each rule is measured in ``benchmarks/bench_icl_order.py`` (n = 8, k = 4): the mean
+percentile of its picks among the 1,680 exhaustive organisations ranked by entropy,
+against the best of 56 random organisations (the ``sample`` control); the default is the
+rule that measured best (``tests/core/icl_order/test_search.py`` checks it against the
+committed result) and docs/icl-order.md renders the figures from that result.
 
 With ``fixed_set`` the pairs range over the first k candidates: k(k-1) organisations.
 
@@ -34,7 +34,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-MIDDLE_RULES = ("rotate", "rank", "labels")
+#: each rule in a few words (``--middle --help``)
+MIDDLE_RULE_HELP = {
+    "rotate": "the middles cycle through the other candidates from pair to pair",
+    "rank": "the best-ranked other candidates, nearly the same middles for every pair",
+    "labels": "like rank, candidates of labels missing from the prompt first",
+}
+MIDDLE_RULES = tuple(MIDDLE_RULE_HELP)
+#: the rule that measured best (``benchmarks/bench_icl_order.py``; a test checks the
+#: benchmark's result file agrees): the default of the CLI, the library and the benchmark
+DEFAULT_MIDDLE = "rotate"
 
 
 def cluster_count(n: int, k: int, fixed_set: bool = False) -> int:
@@ -48,7 +57,7 @@ def fill_middle(
     first: int,
     last: int,
     k: int,
-    rule: str = "rotate",
+    rule: str = DEFAULT_MIDDLE,
     labels: Sequence[int] | None = None,
     pair_index: int = 0,
 ) -> list[int]:
@@ -78,7 +87,7 @@ def fill_middle(
 def cluster_orderings(
     ranked: Sequence[int],
     k: int,
-    rule: str = "rotate",
+    rule: str = DEFAULT_MIDDLE,
     labels: Sequence[int] | None = None,
 ) -> list[tuple[int, ...]]:
     """Every (first, last) pair of ``ranked`` candidates, completed by ``fill_middle``."""

@@ -38,7 +38,7 @@ def embedded_model_path() -> Path:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    model: str | None = None  # path or hub id; None = the embedded model
+    model: str | None = None  # path or hub id (local cache first); None = the embedded model
     dtype: str = "auto"  # float32 on CPU, the checkpoint's dtype on CUDA
     device: str = "cpu"  # "cpu" or "cuda" (from the run's device choice)
     batch_size: int = 64  # sequences per forward pass
@@ -67,29 +67,46 @@ class LoadedModel:
         return int(self.tokenizer.pad_token_id)
 
 
-def _resolve_source(cfg: ModelConfig) -> str:
+def resolve_source(cfg: ModelConfig) -> str:
+    """A folder to load: the embedded model, a local path, or a hub id's snapshot in the
+    local Hugging Face cache (``hub_cache.py``); a hub id that is not cached is passed
+    to transformers only with ``allow_download``."""
+    from iclr25.core.icl_order.hub_cache import cache_folders, find_cached_model, looks_like_hub_id
+
     if cfg.model is None:
         return str(embedded_model_path())
     path = Path(cfg.model).expanduser()
     if path.exists():
-        if not path.is_dir():
-            raise InputError(
-                f"--model {cfg.model} is a file, not a model folder",
-                "pass the folder holding config.json and the weights",
-            )
-        if not (path / "config.json").exists():
-            raise InputError(
-                f"--model {cfg.model} has no config.json",
-                "pass a folder saved with save_pretrained (config.json, weights, tokenizer)",
-            )
-        return str(path)
-    looks_local = cfg.model.startswith((".", "/", "~")) or cfg.model.count("/") > 1
-    if looks_local or not cfg.allow_download:
+        return _checked_folder(path, cfg.model)
+    if not looks_like_hub_id(cfg.model):
+        raise InputError(f"--model {cfg.model} does not exist", "check the path")
+    folders = cache_folders()
+    cached = find_cached_model(cfg.model, folders)
+    if cached is not None:
+        return str(cached)
+    if cfg.allow_download:
+        return cfg.model
+    searched = ", ".join(str(f) for f in folders)
+    raise InputError(
+        f"--model {cfg.model} is neither a folder nor a model in the local Hugging Face "
+        f"cache (searched {searched})",
+        "check the path or the id, set HF_HUB_CACHE / HF_HOME to your cache, or pass "
+        "--allow-download to fetch it",
+    )
+
+
+def _checked_folder(path: Path, given: str) -> str:
+    if not path.is_dir():
         raise InputError(
-            f"--model {cfg.model} does not exist",
-            "check the path, or pass a Hugging Face id with --allow-download",
+            f"--model {given} is a file, not a model folder",
+            "pass the folder holding config.json and the weights",
         )
-    return cfg.model
+    if not (path / "config.json").exists():
+        raise InputError(
+            f"--model {given} has no config.json",
+            "pass a folder saved with save_pretrained (config.json, weights, tokenizer)",
+        )
+    return str(path)
 
 
 def _torch_dtype(name: str, device: str):
@@ -168,7 +185,7 @@ def load_model(cfg: ModelConfig) -> LoadedModel:
     """Load model and tokenizer, move the model to ``cfg.device`` in eval mode."""
     if cfg.batch_size < 1:
         raise UsageError(f"--batch-size {cfg.batch_size} is not positive", "use 1 or more")
-    source = _resolve_source(cfg)  # before the heavy imports: a wrong path fails fast
+    source = resolve_source(cfg)  # before the heavy imports: a wrong path fails fast
     import torch
     from transformers.utils import logging as hf_logging
 

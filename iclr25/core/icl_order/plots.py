@@ -73,11 +73,14 @@ def position_figure(by_position: dict, chance_purity: float):
 
 
 def search_figure(comparison: dict, exhaustive_per_query: float, queries: int):
-    """Accuracy against model evaluations per query, one point per method."""
+    """Accuracy (with its 95 % interval over queries) against model evaluations per
+    query, one point per method."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for method, r in comparison.items():
-        ax.scatter(r["evaluations"] / queries, r["accuracy"], s=40)
+        low, high = r.get("interval") or (r["accuracy"], r["accuracy"])
+        yerr = [[r["accuracy"] - low], [high - r["accuracy"]]]
+        ax.errorbar(r["evaluations"] / queries, r["accuracy"], yerr=yerr, fmt="o", capsize=3)
         ax.annotate(
             method,
             (r["evaluations"] / queries, r["accuracy"]),

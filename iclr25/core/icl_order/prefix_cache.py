@@ -230,3 +230,51 @@ def score_prefix_tree(
 ) -> np.ndarray:
     """Label scores (n_orderings, n_queries, n_labels), equal to ``score_naive``'s."""
     return PrefixTreeScorer(lm, encoded, on_batch).score(orderings, queries)
+
+
+#: the prefix tree is used when it runs at most this share of naive scoring's tokens: its
+#: forwards are more (one per trie level and chunk) and smaller, so a small saving of
+#: tokens does not pay for them (cluster search's n(n-1) organisations share few prefixes)
+TREE_WORTH = 0.5
+
+
+def token_work(
+    encoded: EncodedTask, orderings: Sequence[tuple[int, ...]], queries: Sequence[int]
+) -> tuple[int, int]:
+    """(tokens the prefix tree runs, tokens naive scoring runs) for these organisations
+    on these queries (special prefix, demonstration segments and query segments)."""
+    if not orderings or not queries:
+        return 0, 0
+    depth = len(orderings[0])
+    query_tokens = sum(len(encoded.queries[q]) for q in queries)
+    demo = {i: len(encoded.demos[i]) for o in orderings for i in o}  # demos may be a dict
+    naive = sum(len(encoded.prefix) + sum(demo[i] for i in o) for o in orderings) * len(queries)
+    naive += len(orderings) * query_tokens
+    cached_depth = depth if len(queries) > 1 else depth - 1  # one query: last segment fused
+    nodes = {tuple(o[:d]) for o in orderings for d in range(1, cached_depth + 1)}
+    tree = len(encoded.prefix) + sum(demo[node[-1]] for node in nodes)
+    leaves = set(map(tuple, orderings))
+    tree += len(leaves) * query_tokens
+    if cached_depth < depth:
+        tree += sum(demo[o[-1]] for o in leaves)
+    return tree, naive
+
+
+def score_organisations(
+    lm: LoadedModel,
+    encoded: EncodedTask,
+    orderings: Sequence[tuple[int, ...]],
+    queries: Sequence[int],
+    prefix_cache: bool = True,
+    on_batch: Callable[[float], None] | None = None,
+) -> np.ndarray:
+    """Label scores (O, Q, L) through the prefix tree when allowed and worth it
+    (:data:`TREE_WORTH`), else one forward per prompt; the choice depends only on the
+    organisations, so it is the same in every run."""
+    from iclr25.core.icl_order.scoring import score_naive
+
+    if prefix_cache and lm.cache_keyword is not None:
+        tree, naive = token_work(encoded, orderings, queries)
+        if tree <= TREE_WORTH * naive:
+            return score_prefix_tree(lm, encoded, orderings, queries, on_batch)
+    return score_naive(lm, encoded, orderings, queries, on_batch)

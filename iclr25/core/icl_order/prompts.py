@@ -79,13 +79,34 @@ class EncodedTask:
     demos: list[list[int]]  # demos[i] = ids of example i as a demonstration
     queries: list[list[int]]  # queries[i] = ids of example i as the query
     label_tokens: list[list[int]]  # the token ids of each label word (>= 1 each)
-    labels: list[int]  # gold label index of each example
+    labels: list[int]  # label index each example shows as a demonstration
     label_words: tuple[str, ...] = ()
     unknown_share: float = 0.0  # share of the queries' tokens that are the tokenizer's UNK
+    answers: list[int] | None = None  # gold label of each example as a query (None: labels)
+
+    def answer(self, index: int) -> int:
+        """The gold label of example ``index`` asked as a query."""
+        return (self.answers if self.answers is not None else self.labels)[index]
 
     @property
     def single_token_labels(self) -> bool:
         return all(len(t) == 1 for t in self.label_tokens)
+
+    def restricted(self, indices) -> EncodedTask:
+        """The same task holding only the examples ``indices`` (as dicts keyed by the
+        original index, so every index still means the same example): what a parallel
+        task needs of a large pool, small to ship and to hash."""
+        keep = sorted(set(indices))
+        return EncodedTask(
+            list(self.prefix),
+            {i: self.demos[i] for i in keep},  # type: ignore[arg-type]
+            {i: self.queries[i] for i in keep},  # type: ignore[arg-type]
+            self.label_tokens,
+            {i: self.labels[i] for i in keep},  # type: ignore[arg-type]
+            self.label_words,
+            self.unknown_share,
+            None if self.answers is None else {i: self.answers[i] for i in keep},  # type: ignore[arg-type]
+        )
 
     def prompt(self, order: tuple[int, ...], query: int) -> list[int]:
         ids = list(self.prefix)
@@ -105,7 +126,10 @@ def encode_task(tokenizer, task: Task) -> EncodedTask:
     unk = tokenizer.unk_token_id
     total = sum(map(len, queries))
     unknown = sum(q.count(unk) for q in queries) / total if unk is not None else 0.0
-    return EncodedTask(prefix, demos, queries, labels, list(task.labels), task.label_words, unknown)
+    answers = None if task.answers is None else list(task.answers)
+    return EncodedTask(
+        prefix, demos, queries, labels, list(task.labels), task.label_words, unknown, answers
+    )
 
 
 def check_length(encoded: EncodedTask, k: int, max_positions: int | None) -> None:

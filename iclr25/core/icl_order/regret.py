@@ -11,9 +11,9 @@ H* that of the pick (looked up in the exhaustive scores, so both come from one s
 * ``percentile`` = #{H < H*} / P(n, k) (0 = the optimum; a random pick averages ~0.5);
 * ``regret_nats`` = H* - min H.
 
-:func:`summarise` averages them over queries, with the share of queries where the pick
-is the optimum, where it has the optimum's (first, last) pair, and where it predicts the
-same label as exhaustive search.
+:func:`annotate` adds them to each query's record; :func:`summarise` averages them over
+queries, with the share of queries where the pick is the optimum, where it has the
+optimum's (first, last) pair, and where it predicts the same label as exhaustive search.
 """
 
 from __future__ import annotations
@@ -45,12 +45,9 @@ def _ends(record: dict) -> tuple[int, int]:
     return record["order"][0], record["order"][-1]
 
 
-def summarise(
-    records: Sequence[dict], exhaustive_records: Sequence[dict], exhaustive: Sequence[Scored]
-) -> dict:
-    """Mean percentile, median rank, mean regret and agreement shares over queries; adds
-    ``exhaustive_rank`` / ``exhaustive_percentile`` / ``regret_nats`` to each record."""
-    ranks = []
+def annotate(records: Sequence[dict], exhaustive: Sequence[Scored]) -> None:
+    """Add ``exhaustive_rank``, ``exhaustive_percentile`` and ``regret_nats`` to each
+    record (one per query, aligned with the exhaustive scores of that query)."""
     for record, scored in zip(records, exhaustive, strict=True):
         r = rank_in_exhaustive(record["order"], scored)
         record.update(
@@ -58,14 +55,20 @@ def summarise(
             exhaustive_percentile=r["percentile"],
             regret_nats=r["regret_nats"],
         )
-        ranks.append(r)
+
+
+def summarise(
+    records: Sequence[dict], exhaustive_records: Sequence[dict], organisations: int
+) -> dict:
+    """Mean percentile, median rank, mean regret and agreement shares over annotated
+    ``records`` (aligned with ``exhaustive_records``, the same queries)."""
     pairs = list(zip(records, exhaustive_records, strict=True))
     return {
-        "organisations_per_query": len(exhaustive[0][0]) if exhaustive else 0,
-        "mean_percentile": float(np.mean([r["percentile"] for r in ranks])),
-        "median_rank": float(np.median([r["rank"] for r in ranks])),
-        "mean_regret_nats": float(np.mean([r["regret_nats"] for r in ranks])),
-        "optimum_found": float(np.mean([r["rank"] == 1 for r in ranks])),
+        "organisations_per_query": organisations,
+        "mean_percentile": float(np.mean([r["exhaustive_percentile"] for r in records])),
+        "median_rank": float(np.median([r["exhaustive_rank"] for r in records])),
+        "mean_regret_nats": float(np.mean([r["regret_nats"] for r in records])),
+        "optimum_found": float(np.mean([r["exhaustive_rank"] == 1 for r in records])),
         "same_first_last": float(np.mean([_ends(a) == _ends(b) for a, b in pairs])),
         "same_prediction": float(np.mean([a["predicted"] == b["predicted"] for a, b in pairs])),
     }

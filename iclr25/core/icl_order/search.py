@@ -1,4 +1,4 @@
-"""Choosing and ordering k of n candidate demonstrations: random, exhaustive, cluster.
+"""Choosing and ordering k of n candidate demonstrations: cluster search and its controls.
 
 Paper: Pham, Le, Ngo, Tran (ICLR 2025), Sec. 4 "Cluster-based Search", plugged into the
 select-then-rank search of self-adaptive ICL (Wu et al., ACL 2023). For each test query:
@@ -20,6 +20,13 @@ select-then-rank search of self-adaptive ICL (Wu et al., ACL 2023). For each tes
      structure adds (beyond the paper);
    * ``random``: one random ordered k-subset, no search (the baseline).
 
+Seeds: ``seeds`` independent plans (test queries and their candidates), each from
+``derive_seed(seed, "search", s)``; the random draws of ``random`` and ``sample`` come
+from a generator per (plan, method, query), so a query's result does not depend on which
+other queries are scored with it. Queries are scored in fixed shards of
+``shard_queries`` (the tasks of ``iclr25.parallel``): the same shards in-process and in
+workers, hence the same floating-point batches and the same results.
+
 Symbols: ``n`` -> n candidates, ``k`` -> k demonstrations, ``P(n, k)`` ->
 ``exhaustive_count``, ``n(n-1)`` -> ``cluster_count``, ``H`` -> ``entropy``.
 """
@@ -30,18 +37,25 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from iclr25.core.icl_order.cluster_search import MIDDLE_RULES, cluster_count, cluster_orderings
+from iclr25.core.icl_order.cluster_search import (
+    DEFAULT_MIDDLE,
+    MIDDLE_RULES,
+    cluster_count,
+    cluster_orderings,
+)
 from iclr25.core.icl_order.models import LoadedModel
-from iclr25.core.icl_order.prompts import EncodedTask, check_length
-from iclr25.core.icl_order.regret import summarise as summarise_ranks
+from iclr25.core.icl_order.prompts import EncodedTask
+from iclr25.core.icl_order.regret import annotate
 from iclr25.core.icl_order.scoring import entropy, score_naive
 from iclr25.errors import UsageError
+from iclr25.parallel import derive_seed
 
 METHODS = ("random", "exhaustive", "cluster", "sample")
+CONTROLS = ("exhaustive", "sample", "random")  # what every search is compared with
 SELECTIONS = ("random", "similar", "shared")
 
 
@@ -50,18 +64,22 @@ class SearchConfig:
     method: str = "cluster"
     k: int = 4  # demonstrations per prompt (the paper's main setting)
     n_candidates: int = 8  # pre-selected candidates per query (n)
-    queries: int = 50  # test queries
+    queries: int = 50  # test queries per seed
+    seeds: int = 3  # independent draws of queries and candidates, pooled for intervals
     selection: str = "random"
     fixed_set: bool = False  # order a fixed set of k instead of choosing k of n
     max_evaluations: int = 2_000_000  # refuse bigger searches (generous for the embedded model)
-    prefix_cache: bool = True  # score through the KV-cache prefix tree
-    middle: str = "rotate"  # how cluster search fills the middle (cluster_search.MIDDLE_RULES)
+    prefix_cache: bool = True  # the KV-cache prefix tree where it saves work (prefix_cache.py)
+    middle: str = DEFAULT_MIDDLE  # how cluster search fills the middle (cluster_search.py)
+    shard_queries: int = 10  # queries per parallel task (fixed: results ignore --workers)
+    bootstrap: int = 2000  # bootstrap resamples for the intervals over queries
 
 
-@dataclass
-class SearchOutcome:
-    results: dict
-    timings: dict = field(default_factory=dict)
+def split_method(name: str) -> tuple[str, str | None]:
+    """``"cluster@rank"`` -> ("cluster", "rank"): cluster search with another middle rule
+    (to compare rules on the same queries); a plain name has no rule of its own."""
+    base, _, rule = name.partition("@")
+    return base, rule or None
 
 
 def exhaustive_count(n: int, k: int, fixed_set: bool = False) -> int:
@@ -69,25 +87,30 @@ def exhaustive_count(n: int, k: int, fixed_set: bool = False) -> int:
     return math.factorial(k) if fixed_set else math.perm(n, k)
 
 
-def evaluations_per_query(cfg: SearchConfig) -> int:
-    if cfg.method == "random":
+def evaluations_per_query(cfg: SearchConfig, method: str | None = None) -> int:
+    method, _ = split_method(method or cfg.method)
+    if method == "random":
         return 1
-    if cfg.method == "exhaustive":
+    if method == "exhaustive":
         return exhaustive_count(cfg.n_candidates, cfg.k, cfg.fixed_set)
     return cluster_count(cfg.n_candidates, cfg.k, cfg.fixed_set)  # cluster and sample
 
 
+def total_evaluations(cfg: SearchConfig, method: str | None = None) -> int:
+    return evaluations_per_query(cfg, method) * cfg.queries * cfg.seeds
+
+
 def candidate_orderings(
     method: str,
-    ranked: list[int],
+    ranked: Sequence[int],
     k: int,
     fixed_set: bool,
     rng: np.random.Generator | None,
-    middle: str = "rank",
+    middle: str = DEFAULT_MIDDLE,
     labels: Sequence[int] | None = None,
 ) -> list[tuple[int, ...]]:
     """The organisations a method scores for one query (candidates best-ranked first)."""
-    pool = ranked[:k] if fixed_set else ranked
+    pool = list(ranked[:k] if fixed_set else ranked)
     if method == "exhaustive":
         return list(itertools.permutations(pool, k))
     if method == "cluster":
@@ -116,39 +139,46 @@ def sample_orderings(
 
 def validate(cfg: SearchConfig, pool_size: int | None = None) -> None:
     """Check the options (and, given the pool size, that the task is large enough)."""
-    if cfg.method not in METHODS:
-        raise UsageError(f"unknown --method {cfg.method!r}", f"use one of {', '.join(METHODS)}")
-    if cfg.middle not in MIDDLE_RULES:
-        rules = ", ".join(MIDDLE_RULES)
-        raise UsageError(f"unknown --middle {cfg.middle!r}", f"use one of {rules}")
-    if cfg.selection not in SELECTIONS:
+    base, rule = split_method(cfg.method)
+    if rule is not None and (base != "cluster" or rule not in MIDDLE_RULES):
         raise UsageError(
-            f"unknown --selection {cfg.selection!r}", f"use one of {', '.join(SELECTIONS)}"
+            f"unknown method {cfg.method!r}",
+            f"a middle rule goes with cluster only: cluster@{'|'.join(MIDDLE_RULES)}",
         )
-    if cfg.k < 1 or cfg.n_candidates < 1 or cfg.queries < 1:
-        raise UsageError("--k, --candidates and --queries must be positive", "use 1 or more")
+    for name, value, allowed in (
+        ("--method", base, METHODS),
+        ("--middle", cfg.middle, MIDDLE_RULES),
+        ("--selection", cfg.selection, SELECTIONS),
+    ):
+        if value not in allowed:
+            raise UsageError(f"unknown {name} {value!r}", f"use one of {', '.join(allowed)}")
+    if min(cfg.k, cfg.n_candidates, cfg.queries, cfg.seeds, cfg.shard_queries) < 1:
+        raise UsageError(
+            "--k, --candidates, --queries and --seeds must be positive", "use 1 or more"
+        )
     if cfg.k > cfg.n_candidates:
         raise UsageError(
             f"--k {cfg.k} is larger than --candidates {cfg.n_candidates}",
             "choose k <= n candidates",
         )
-    if pool_size is not None and cfg.n_candidates + 1 > pool_size:
+    if pool_size is not None and cfg.queries + cfg.n_candidates > pool_size:
         raise UsageError(
-            f"--candidates {cfg.n_candidates} needs {cfg.n_candidates + 1} examples "
-            f"(candidates and a query), the task has {pool_size}",
-            "lower --candidates or add examples to the task file",
+            f"--queries {cfg.queries} plus --candidates {cfg.n_candidates} exceed the "
+            f"task's {pool_size} examples (queries are held out of the demonstration pool)",
+            f"lower --queries to {max(1, pool_size - cfg.n_candidates)} or less",
         )
 
 
-def total_evaluations(cfg: SearchConfig) -> int:
-    return evaluations_per_query(cfg) * cfg.queries
+# -- planning: test queries, their candidates, and the shards -------------------------
+@dataclass(frozen=True)
+class Shard:
+    """Queries scored together (one parallel task): per query its candidates, or one
+    list for all when ``shared``."""
 
-
-# -- planning: test queries and their candidates ---------------------------------------
-@dataclass
-class Plan:
-    queries: list[int]  # pool indices of the test queries
-    candidates: list[list[int]]  # per query, best-ranked first (one shared list if shared)
+    seed_index: int
+    plan_seed: int
+    queries: tuple[int, ...]
+    candidates: tuple[tuple[int, ...], ...]
     shared: bool
 
 
@@ -171,119 +201,140 @@ def _similar_candidates(
     return ranked
 
 
-def plan_queries(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, seed: int) -> Plan:
-    """Split the pool into test queries and demonstration pool; pre-select candidates."""
-    size = len(encoded.demos)
-    validate(cfg, size)
-    if cfg.queries + cfg.n_candidates > size:
-        raise UsageError(
-            f"--queries {cfg.queries} plus --candidates {cfg.n_candidates} exceed the "
-            f"task's {size} examples (queries are held out of the demonstration pool)",
-            f"lower --queries to {size - cfg.n_candidates} or less",
+def select_candidates(
+    lm: LoadedModel | None,
+    encoded: EncodedTask,
+    selection: str,
+    queries: list[int],
+    pool: list[int],
+    n: int,
+    rng: np.random.Generator,
+) -> tuple[list[list[int]], bool]:
+    """(candidates per query best-ranked first, or one shared list; shared?)."""
+    if selection == "similar":
+        return _similar_candidates(lm, encoded, queries, pool, n), False
+    if selection == "shared":
+        return [[pool[i] for i in rng.choice(len(pool), n, replace=False)]], True
+    picks = [rng.choice(len(pool), n, replace=False) for _ in queries]
+    return [[pool[i] for i in p] for p in picks], False
+
+
+def plan_shards(
+    lm: LoadedModel | None, encoded: EncodedTask, cfg: SearchConfig, seed: int
+) -> list[Shard]:
+    """Per seed: split the pool into test queries and demonstrations, pre-select the
+    candidates, cut the queries into shards of ``cfg.shard_queries``."""
+    validate(cfg, len(encoded.demos))
+    shards = []
+    for s in range(cfg.seeds):
+        plan_seed = derive_seed(seed, "search", s)
+        rng = np.random.default_rng([plan_seed, 1])
+        perm = [int(i) for i in rng.permutation(len(encoded.demos))]
+        queries, pool = perm[: cfg.queries], perm[cfg.queries :]
+        candidates, shared = select_candidates(
+            lm, encoded, cfg.selection, queries, pool, cfg.n_candidates, rng
         )
-    rng = np.random.default_rng([seed, 1])
-    perm = [int(i) for i in rng.permutation(size)]
-    queries, pool = perm[: cfg.queries], perm[cfg.queries :]
-    if cfg.selection == "similar":
-        return Plan(
-            queries, _similar_candidates(lm, encoded, queries, pool, cfg.n_candidates), False
-        )
-    if cfg.selection == "shared":
-        shared = [pool[i] for i in rng.choice(len(pool), cfg.n_candidates, replace=False)]
-        return Plan(queries, [shared], True)
-    picks = [rng.choice(len(pool), cfg.n_candidates, replace=False) for _ in queries]
-    return Plan(queries, [[pool[i] for i in p] for p in picks], False)
+        for start in range(0, len(queries), cfg.shard_queries):
+            part = slice(start, start + cfg.shard_queries)
+            cands = candidates if shared else candidates[part]
+            shards.append(
+                Shard(s, plan_seed, tuple(queries[part]), tuple(map(tuple, cands)), shared)
+            )
+    return shards
 
 
-# -- scoring and choosing ---------------------------------------------------------------
-def _scorer(lm: LoadedModel, encoded: EncodedTask, prefix_cache: bool, on_batch):
-    if prefix_cache and lm.cache_keyword is not None:
-        from iclr25.core.icl_order.prefix_cache import score_prefix_tree
+# -- scoring one shard with every method ----------------------------------------------
+def make_scorer(lm: LoadedModel, encoded: EncodedTask, prefix_cache: bool, on_batch=None):
+    """``score(orderings, queries)`` -> label scores (O, Q, L): through the prefix tree
+    where it saves enough work (exhaustive search), else naive (``prefix_cache.py``)."""
+    from iclr25.core.icl_order.prefix_cache import score_organisations
 
-        return lambda orders, queries: score_prefix_tree(lm, encoded, orders, queries, on_batch)
-    return lambda orders, queries: score_naive(lm, encoded, orders, queries, on_batch)
-
-
-def _choose(orders, h: np.ndarray, label_scores: np.ndarray, query: int, gold: int) -> dict:
-    """The lowest-entropy organisation (first on ties) and its prediction."""
-    best = int(np.argmin(h))
-    predicted = int(np.argmax(label_scores[best]))
-    return {
-        "query": query,
-        "order": list(orders[best]),
-        "entropy": float(h[best]),
-        "predicted": predicted,
-        "gold": gold,
-        "correct": predicted == gold,
-    }
+    return lambda orders, queries: score_organisations(
+        lm, encoded, orders, queries, prefix_cache, on_batch
+    )
 
 
-@dataclass
-class MethodRun:
-    """One method on a plan: its summary, scoring seconds, and every organisation it
-    scored with its entropy (per query, for the ranking against exhaustive search)."""
-
-    results: dict
-    scoring_s: float
-    scored: list[tuple[list[tuple[int, ...]], np.ndarray]]  # per query: (orders, H (O,))
+def _rng(plan_seed: int, method: str, key: int) -> np.random.Generator:
+    """The generator of one (plan, method, query); key -1 = a shared candidate group."""
+    return np.random.default_rng([plan_seed, METHODS.index(method), key + 1])
 
 
-def _groups(plan: Plan) -> list[tuple[list[int], list[int]]]:
-    """(queries, ranked candidates) scored together: all queries when shared, else one."""
-    if plan.shared:
-        return [(plan.queries, plan.candidates[0])]
-    return [([q], c) for q, c in zip(plan.queries, plan.candidates, strict=True)]
+def _groups(shard: Shard):
+    """(queries, ranked candidates, rng key) scored together."""
+    if shard.shared:
+        return [(list(shard.queries), list(shard.candidates[0]), -1)]
+    return [([q], list(c), q) for q, c in zip(shard.queries, shard.candidates, strict=True)]
 
 
-def _score_group(score, method, queries, ranked, cfg, rng, labels):
-    """[(orders, label scores (O, L))] per query of one group."""
-    if method == "random" and len(queries) > 1:  # a fresh random organisation per query
+def _score_group(score, method, queries, ranked, key, cfg, plan_seed, labels):
+    """[(organisations, label scores (O, L))] per query of one group."""
+    method, rule = split_method(method)
+    if method == "random":  # a fresh random organisation per query
         pairs = []
         for q in queries:
+            rng = _rng(plan_seed, method, q)
             orders = candidate_orderings(method, ranked, cfg.k, cfg.fixed_set, rng)
             pairs.append((orders, score(orders, [q])[:, 0]))
         return pairs
-    orders = candidate_orderings(
-        method, ranked, cfg.k, cfg.fixed_set, rng, middle=cfg.middle, labels=labels
-    )
+    rng = _rng(plan_seed, method, key)
+    middle = rule or cfg.middle
+    orders = candidate_orderings(method, ranked, cfg.k, cfg.fixed_set, rng, middle, labels)
     scores = score(orders, queries)  # (O, Q, L)
     return [(orders, scores[:, j]) for j in range(len(queries))]
 
 
-def search_method(
+def choose(orders, label_scores: np.ndarray) -> dict:
+    """The lowest-entropy organisation (first on ties), its prediction and distribution."""
+    from iclr25.core.icl_order.scoring import label_distribution
+
+    h = entropy(label_scores)  # (O,)
+    best = int(np.argmin(h))
+    return {
+        "order": [int(i) for i in orders[best]],
+        "entropy": float(h[best]),
+        "predicted": int(np.argmax(label_scores[best])),
+        "probabilities": [float(p) for p in label_distribution(label_scores[best])],
+        "entropies": h,
+    }
+
+
+def search_shard(
     lm: LoadedModel,
     encoded: EncodedTask,
-    plan: Plan,
     cfg: SearchConfig,
-    method: str,
-    seed: int,
+    methods: Sequence[str],
+    shard: Shard,
     on_progress: Callable[[float], None] | None = None,
-) -> MethodRun:
-    """Run one method on the plan."""
-    rng = np.random.default_rng([seed, 2])
-    score = _scorer(lm, encoded, cfg.prefix_cache, on_progress)
-    records, scored, scoring_s = [], [], 0.0
-    for queries, ranked in _groups(plan):
-        t0 = time.perf_counter()
-        pairs = _score_group(score, method, queries, ranked, cfg, rng, encoded.labels)
-        scoring_s += time.perf_counter() - t0
-        for (orders, label_scores), q in zip(pairs, queries, strict=True):
-            h = entropy(label_scores)  # (O,)
-            scored.append((orders, h))
-            records.append(_choose(orders, h, label_scores, q, encoded.labels[q]))
-    correct = sum(r["correct"] for r in records)
-    evaluations = sum(len(orders) for orders, _ in scored)
-    results = {
-        "accuracy": correct / len(records),
-        "correct": correct,
-        "evaluations": evaluations,
-        "evaluations_per_query": evaluations / len(records),
-        "mean_entropy": float(np.mean([r["entropy"] for r in records])),
-        "per_query": records,
-    }
-    return MethodRun(results, scoring_s, scored)
+) -> dict:
+    """Every method on the shard's queries: {"records": {method: [per query]},
+    "seconds": {method: scoring s}, "evaluations": {method: n}}; with exhaustive among
+    the methods each record also has its rank among the exhaustive organisations."""
+    score = make_scorer(lm, encoded, cfg.prefix_cache, on_progress)
+    out: dict = {"records": {}, "seconds": {}, "evaluations": {}}
+    scored: dict[str, list] = {}
+    for method in methods:
+        records, scored[method], t0 = [], [], time.perf_counter()
+        for queries, ranked, key in _groups(shard):
+            pairs = _score_group(
+                score, method, queries, ranked, key, cfg, shard.plan_seed, encoded.labels
+            )
+            for (orders, label_scores), q in zip(pairs, queries, strict=True):
+                pick = choose(orders, label_scores)
+                scored[method].append((orders, pick.pop("entropies")))
+                gold = encoded.answer(q)
+                pick.update(query=q, gold=gold, correct=pick["predicted"] == gold)
+                records.append({"seed": shard.seed_index, **pick})
+        out["seconds"][method] = time.perf_counter() - t0
+        out["evaluations"][method] = sum(len(orders) for orders, _ in scored[method])
+        out["records"][method] = records
+    if "exhaustive" in methods:
+        for method in methods:
+            if method != "exhaustive":
+                annotate(out["records"][method], scored["exhaustive"])
+    return out
 
 
+# -- budget ----------------------------------------------------------------------------
 def estimate_seconds_per_evaluation(lm: LoadedModel, encoded: EncodedTask, k: int) -> float:
     """Time one naive batch of k-demonstration prompts (an upper bound per evaluation)."""
     count = max(1, min(lm.batch_size, 32))
@@ -317,14 +368,31 @@ class Estimate:
 
 def estimate_search(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, methods) -> Estimate:
     """Evaluations of ``methods`` and an upper bound of their time (one timed batch)."""
-    total = sum(total_evaluations(_with(cfg, method=m)) for m in methods)
     from iclr25.core.icl_order.embeddings import format_count
 
-    parts = " + ".join(
-        f"{format_count(evaluations_per_query(_with(cfg, method=m)))} {m}" for m in methods
-    )
+    total = sum(total_evaluations(cfg, m) for m in methods)
+    parts = " + ".join(f"{format_count(evaluations_per_query(cfg, m))} {m}" for m in methods)
     per_eval = estimate_seconds_per_evaluation(lm, encoded, cfg.k)
     return Estimate(total, parts + " per query", total * per_eval)
+
+
+def affordable_methods(
+    cfg: SearchConfig, compare: Sequence[str]
+) -> tuple[tuple[str, ...], list[str]]:
+    """(methods to run, controls dropped): ``cfg.method`` first, then the ``compare``
+    methods; a control (not ``cfg.method``) that would take the search above
+    ``max_evaluations`` is dropped, most expensive first, and named in the second list."""
+    methods = list(dict.fromkeys((cfg.method, *compare)))
+    for m in methods:
+        validate(replace(cfg, method=m))
+    dropped = []
+    while sum(total_evaluations(cfg, m) for m in methods) > cfg.max_evaluations:
+        costly = max(methods[1:], key=lambda m: total_evaluations(cfg, m), default=None)
+        if costly is None or total_evaluations(cfg, costly) <= total_evaluations(cfg, "random"):
+            break
+        methods.remove(costly)
+        dropped.append(costly)
+    return tuple(methods), dropped
 
 
 def check_budget(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, methods) -> Estimate:
@@ -332,86 +400,16 @@ def check_budget(lm: LoadedModel, encoded: EncodedTask, cfg: SearchConfig, metho
     estimate = estimate_search(lm, encoded, cfg, methods)
     if estimate.evaluations > cfg.max_evaluations:
         raise UsageError(
-            f"this search needs {estimate.describe(cfg.queries)}, above --max-evaluations "
-            f"{cfg.max_evaluations:,}",
-            "raise --max-evaluations, lower --queries/--candidates/--k, or use --method cluster",
+            f"this search needs {estimate.describe(cfg.queries * cfg.seeds)}, above "
+            f"--max-evaluations {cfg.max_evaluations:,}",
+            "raise --max-evaluations, lower --queries/--seeds/--candidates/--k, or use "
+            "--method cluster",
         )
     return estimate
 
 
-def _with(cfg: SearchConfig, **changes) -> SearchConfig:
-    from dataclasses import replace
-
-    return replace(cfg, **changes)
-
-
 def planned_evaluations(cfg: SearchConfig, methods: Sequence[str]) -> int:
-    """Model evaluations of ``methods`` on ``cfg.queries`` queries (for progress bars);
-    checks the options of every method first."""
+    """Model evaluations of ``methods`` (for progress bars); checks every method first."""
     for m in methods:
-        validate(_with(cfg, method=m))
-    return sum(total_evaluations(_with(cfg, method=m)) for m in methods)
-
-
-def run_search(
-    lm: LoadedModel,
-    encoded: EncodedTask,
-    cfg: SearchConfig,
-    seed: int,
-    compare: tuple[str, ...] = (),
-    on_progress: Callable[[float], None] | None = None,
-    on_estimate: Callable[[str], None] | None = None,
-) -> SearchOutcome:
-    """``cfg.method`` (and the ``compare`` methods on the same queries and candidates)."""
-    validate(cfg, len(encoded.demos))
-    check_length(encoded, cfg.k, getattr(lm.model.config, "max_position_embeddings", None))
-    methods = tuple(dict.fromkeys((cfg.method, *compare)))
-    for m in methods:
-        validate(_with(cfg, method=m), len(encoded.demos))
-    estimate = check_budget(lm, encoded, cfg, methods)
-    if on_estimate is not None:
-        on_estimate(f"search: {estimate.describe(cfg.queries)}")
-    plan = plan_queries(lm, encoded, cfg, seed)
-    runs = {m: search_method(lm, encoded, plan, cfg, m, seed, on_progress) for m in methods}
-    timings = {f"scoring_{m}_s": r.scoring_s for m, r in runs.items()}
-    timings["scoring_s"] = timings[f"scoring_{cfg.method}_s"]
-    if "exhaustive" in runs and cfg.method != "exhaustive":
-        timings["time_saved_vs_exhaustive"] = 1 - timings["scoring_s"] / max(
-            timings["scoring_exhaustive_s"], 1e-12
-        )
-    return SearchOutcome(_results(cfg, runs), timings)
-
-
-def _results(cfg: SearchConfig, runs: dict[str, MethodRun]) -> dict:
-    """The JSON results of ``cfg.method`` with the comparison and exhaustive ranking."""
-    main = runs[cfg.method].results
-    exhaustive_per_query = exhaustive_count(cfg.n_candidates, cfg.k, cfg.fixed_set)
-    results = {
-        "method": cfg.method,
-        "k": cfg.k,
-        "candidates": cfg.n_candidates,
-        "queries": cfg.queries,
-        "selection": cfg.selection,
-        "fixed_set": cfg.fixed_set,
-        "middle": cfg.middle,
-        "accuracy": main["accuracy"],
-        "evaluations": main["evaluations"],
-        "evaluations_per_query": main["evaluations_per_query"],
-        "exhaustive_evaluations_per_query": exhaustive_per_query,
-        "cluster_evaluations_per_query": cluster_count(cfg.n_candidates, cfg.k, cfg.fixed_set),
-        "evaluations_saved_vs_exhaustive": 1 - main["evaluations_per_query"] / exhaustive_per_query,
-        "mean_entropy": main["mean_entropy"],
-        "per_query": main["per_query"],
-    }
-    if len(runs) > 1:
-        keys = ("accuracy", "correct", "evaluations", "mean_entropy")
-        results["comparison"] = {m: {k: r.results[k] for k in keys} for m, r in runs.items()}
-    if "exhaustive" in runs:
-        ex = runs["exhaustive"]
-        results["accuracy_difference_vs_exhaustive"] = main["accuracy"] - ex.results["accuracy"]
-        results["rank_vs_exhaustive"] = {
-            m: summarise_ranks(r.results["per_query"], ex.results["per_query"], ex.scored)
-            for m, r in runs.items()
-            if m != "exhaustive"
-        }
-    return results
+        validate(replace(cfg, method=m))
+    return sum(total_evaluations(cfg, m) for m in methods)

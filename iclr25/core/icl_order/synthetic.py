@@ -124,3 +124,22 @@ def sample_episode(
         )
         for j in picks
     ]
+
+
+def add_label_noise(
+    rng: np.random.Generator,
+    labels: Sequence[str],
+    rate: float,
+    label_set: Sequence[str] | None = None,
+) -> list[str]:
+    """``labels`` with each one, with probability ``rate``, replaced by a different label
+    of ``label_set`` (default: the distinct labels present, in order of appearance) —
+    conflicting demonstrations. One uniform draw per label, then one choice per flip."""
+    options = list(label_set) if label_set is not None else list(dict.fromkeys(labels))
+    flips = rng.random(len(labels)) < rate
+    out = list(labels)
+    for i in np.flatnonzero(flips):
+        others = [lab for lab in options if lab != out[i]]
+        if others:
+            out[i] = others[int(rng.integers(len(others)))]
+    return out

@@ -6,11 +6,17 @@ asked to produce) and a prompt :class:`Template` such as
 example; the query is the template cut just before ``{label}``.
 
 Built-in tasks (the embedded model was trained on this world, see ``synthetic.py``; texts
-are one invented word, the template ``"{text} {label}\\n"`` of the model's training):
+are one invented word, the template ``"{text} {label}\\n"`` of the model's training;
+symbols ``foo, bar, baz, ...`` are drawn with the seed, so the mapping can only be read
+from the demonstrations):
 
-* ``symbolic`` (default): 4 categories of invented words, labelled by 4 of the symbols
-  ``foo, bar, baz, ...`` (drawn with the seed) — a mapping the model can only learn from
-  the demonstrations (chance 25 %);
+* ``symbolic-noisy`` (default): 4 categories, 4 symbols, and 30 % of the demonstrations
+  show another of the 4 labels (conflicting demonstrations, as in crowd-labelled data);
+  a held-out query is scored against its true category (``Task.answers``), as one
+  evaluates a model prompted with noisy data on clean test labels — the setting where
+  the order of demonstrations changes predictions (``sensitivity.py`` measures it; the
+  embedded model was trained with such noise and no hint of which position to trust);
+* ``symbolic``: the same without noise (chance 25 %), the easy setting;
 * ``symbolic-binary``: 2 categories, 2 symbols (chance 50 %);
 * ``categories``: 4 categories with their natural names (``animal``, ...), answerable
   from the weights alone — the control where demonstrations matter little.
@@ -40,8 +46,24 @@ DEFAULT_TEMPLATE = "Input: {text}\nLabel: {label}\n"  # user task files with a u
 # across one token far faster than across four; in any other format it stays at chance)
 BUILTIN_TEMPLATE = "{text} {label}\n"
 BUILTIN_FILLERS = (1.0,)  # built-in texts are one invented word, as in training
-BUILTIN_TASKS = ("symbolic", "symbolic-binary", "categories")
 BUILTIN_POOL_SIZE = 512  # examples per built-in task (a fresh, seeded pool)
+
+
+@dataclass(frozen=True)
+class BuiltinSpec:
+    n_classes: int
+    symbolic: bool  # labels are symbols drawn per pool (else the categories' names)
+    noise: float = 0.0  # share of demonstrations whose label is replaced by another label
+
+
+BUILTIN_SPECS = {
+    "symbolic-noisy": BuiltinSpec(4, True, 0.3),  # the default: order matters here
+    "symbolic": BuiltinSpec(4, True),
+    "symbolic-binary": BuiltinSpec(2, True),
+    "categories": BuiltinSpec(4, False),
+}
+BUILTIN_TASKS = tuple(BUILTIN_SPECS)
+DEFAULT_TASK = BUILTIN_TASKS[0]
 
 
 @dataclass(frozen=True)
@@ -90,6 +112,9 @@ class Task:
     labels: tuple[int, ...]  # index into label_words
     label_words: tuple[str, ...]
     template: Template = field(default_factory=Template)
+    # the true label of each example when it is a query (None: ``labels``); differs from
+    # ``labels`` only where a demonstration shows a noisy label
+    answers: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -100,10 +125,18 @@ class Task:
     def query(self, index: int) -> str:
         return self.template.query(self.texts[index])
 
+    def answer(self, index: int) -> int:
+        return (self.answers or self.labels)[index]
+
     @property
     def chance(self) -> float:
-        counts = np.bincount(self.labels, minlength=len(self.label_words))
+        """Accuracy of always answering the most frequent true label."""
+        counts = np.bincount(self.answers or self.labels, minlength=len(self.label_words))
         return float(counts.max() / counts.sum())
+
+
+#: random stream of each built-in pool (fixed, so adding a task changes no other pool)
+_STREAMS = {"symbolic": 0, "symbolic-binary": 1, "categories": 2, "symbolic-noisy": 3}
 
 
 def builtin_task(name: str, seed: int = 0, template: Template | None = None) -> Task:
@@ -112,20 +145,24 @@ def builtin_task(name: str, seed: int = 0, template: Template | None = None) -> 
         raise UsageError(
             f"unknown task {name!r}", f"use one of {', '.join(BUILTIN_TASKS)} or a file"
         )
-    rng = np.random.default_rng([seed, BUILTIN_TASKS.index(name)])
-    n_classes = 2 if name == "symbolic-binary" else 4
-    symbolic = name != "categories"
+    spec = BUILTIN_SPECS[name]
+    rng = np.random.default_rng([seed, _STREAMS[name]])
     examples = synthetic.sample_episode(
-        rng, BUILTIN_POOL_SIZE, n_classes, symbolic, filler_probs=BUILTIN_FILLERS
+        rng, BUILTIN_POOL_SIZE, spec.n_classes, spec.symbolic, filler_probs=BUILTIN_FILLERS
     )
+    true = [e.label for e in examples]
+    shown = true
+    if spec.noise > 0:  # the same label set as the clean examples, in appearance order
+        shown = synthetic.add_label_noise(rng, true, spec.noise)
     # label words in a fixed order: sorted, so the mapping is visible in the output
-    words = tuple(sorted({e.label for e in examples}))
+    words = tuple(sorted(set(shown)))
     return Task(
         name=name,
         texts=tuple(e.text for e in examples),
-        labels=tuple(words.index(e.label) for e in examples),
+        labels=tuple(words.index(label) for label in shown),
         label_words=words,
         template=template or Template(BUILTIN_TEMPLATE),
+        answers=tuple(words.index(label) for label in true) if spec.noise > 0 else None,
     )
 
 
@@ -250,9 +287,9 @@ def resolve_task(
     label_column: str = "label",
     embedded_model: bool = False,
 ) -> Task:
-    """``--task``: a built-in name, or a file path; None = ``symbolic``. Without a
+    """``--task``: a built-in name, or a file path; None = :data:`DEFAULT_TASK`. Without a
     ``template``, a file for the ``embedded_model`` gets its training format."""
-    spec = spec or BUILTIN_TASKS[0]
+    spec = spec or DEFAULT_TASK
     if spec in BUILTIN_TASKS:
         return builtin_task(spec, seed, template)
     if template is None and embedded_model:

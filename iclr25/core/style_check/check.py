@@ -17,16 +17,18 @@ The typicality test is what keeps images of unseen styles from being attributed 
 high confidence: a softmax always names *some* artist. (With fewer than 1/alpha works,
 an artist's p-value cannot fall below alpha: the test then never rejects; ``pipeline``
 lists such artists.)
-Per artist a generated set was made for (``<artist>/`` subfolders or ``--artist``):
-the share of its images attributed to a, the set-level vote (argmax of summed log
-p(. | x) over the set), and "at risk" when the share >= ``risk_threshold``;
-``attribution_accuracy`` is the share of images whose top match is the artist they were
-made for. A match measures visual resemblance, not legal infringement.
+Per artist a generated set G_a was made for (``<artist>/`` subfolders or ``--artist``),
+the set is classified as DeepMatch classifies sets: argmax_b sum_{x in G_a} log p(b | x)
+(``set_attribution``), gated by typicality — at least ``set_typical_share`` of the
+images must be typical of a's works (a set of an unseen style is classified as *some*
+artist, but is atypical of it). Whether that makes a's style "at risk" also needs a to
+be unique (``verdict.py``). ``attribution_accuracy`` is the share of images whose top
+match is the artist they were made for. A match measures visual resemblance, not legal
+infringement.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +44,7 @@ class CheckConfig:
     min_probability: float = 0.5  # p(a* | x) needed to attribute
     alpha: float = 0.05  # typicality p-value needed to attribute (0 disables the test)
     typicality_k: int = 5  # m, nearest works of a* in the typicality score
-    risk_threshold: float = 0.5  # share of a set attributed to its artist that means "at risk"
+    set_typical_share: float = 0.5  # share of a set typical of a needed to attribute it to a
     nearest_works: int = 4  # nearest reference works listed (and shown) per image
     C: float = 1.0  # linear probe regularisation, as in DeepMatch
 
@@ -124,48 +126,32 @@ def attribute(att: Attributor, X_gen: np.ndarray, config: CheckConfig, device: s
     }
 
 
-def _artist_rows(names, made_for, out, config: CheckConfig) -> list[dict]:
-    best, attributed = out["best"], out["attributed"]
-    log_p = np.log(out["proba"] + 1e-12)
-    targeted = Counter(m for m in made_for if m is not None and m in names)
-    received = Counter(names[a] for a in attributed if a >= 0)
-    rows = []
-    for name in sorted(set(targeted) | set(received)):
-        a = names.index(name)
-        mine = np.array([m == name for m in made_for], dtype=bool)
-        row = {
-            "name": name,
-            "n_generated_for": int(mine.sum()),
-            "n_attributed": received[name],
-            "share_of_all": received[name] / len(best),
-        }
-        if mine.any():
-            row["top1_share"] = float((best[mine] == a).mean())
-            row["attributed_share"] = float((attributed[mine] == a).mean())
-            row["set_vote"] = names[int(log_p[mine].sum(axis=0).argmax())]
-            row["at_risk"] = bool(row["attributed_share"] >= config.risk_threshold)
-        else:
-            row |= {"top1_share": None, "attributed_share": None, "set_vote": None}
-            row["at_risk"] = bool(row["share_of_all"] >= config.risk_threshold)
-        rows.append(row)
-    return rows
+def set_attribution(
+    log_proba: np.ndarray,
+    target: int,
+    typical_p: np.ndarray,
+    names: list[str],
+    alpha: float,
+    min_typical_share: float = 0.5,
+) -> dict:
+    """DeepMatch's classification of one generated set made for artist ``target``.
 
-
-def summarise(names: list[str], made_for: list[str | None], out: dict, config: CheckConfig) -> dict:
-    """Per-artist shares, style-at-risk share and attribution accuracy."""
-    rows = _artist_rows(names, made_for, out, config)
-    known = np.array([m is not None and m in names for m in made_for], dtype=bool)
-    truth = np.array([names.index(m) if k else -1 for m, k in zip(made_for, known, strict=True)])
-    targeted = [r for r in rows if r["n_generated_for"] > 0]
-    n_risk = sum(r["at_risk"] for r in targeted)
+    ``log_proba`` (n, A): log p(. | x) of the set's images; the set is classified as
+    argmax_b sum_i log p(b | x_i) (the images' evidence combined as independent, uniform
+    prior), ``log_margin`` = sum_i log p(target | x_i) - max_{b != target} sum_i log p(b |
+    x_i). ``typical_share``: share of the images whose typicality p-value against the
+    target's works is >= alpha (a set of an unseen style is classified as *some* artist,
+    but its images are atypical of that artist's works). Attributed: the set is
+    classified as the target and at least ``min_typical_share`` of it is typical."""
+    totals = log_proba.sum(axis=0)  # (A,)
+    best = int(np.argmax(totals))
+    others = np.delete(totals, target)
+    margin = float(totals[target] - others.max()) if len(others) else float("inf")
+    typical = float((typical_p >= alpha).mean()) if alpha > 0 else 1.0
     return {
-        "artists": rows,
-        "attribution_accuracy": float((out["best"][known] == truth[known]).mean())
-        if known.any()
-        else None,
-        "attributed_share": float((out["attributed"] >= 0).mean()),
-        "n_at_risk": int(n_risk) if targeted else sum(r["at_risk"] for r in rows),
-        "style_at_risk_share": n_risk / len(targeted) if targeted else None,
-        "n_targeted_artists": len(targeted),
-        "unknown_made_for": sorted({m for m in made_for if m is not None and m not in names}),
+        "artist": names[best],
+        "matches_target": best == target,
+        "log_margin": margin,
+        "typical_share": typical,
+        "attributed": bool(best == target and typical >= min_typical_share),
     }

@@ -43,6 +43,12 @@ class DeepMatchConfig:
     confidence: float = 0.95  # level of the Wilson intervals
 
 
+def eligible_names(artists: np.ndarray, folds: int) -> list[str]:
+    """The artists with at least ``folds`` works, sorted."""
+    counts = Counter(np.asarray(artists).tolist())
+    return sorted(a for a, n in counts.items() if n >= folds)
+
+
 def eligible(artists: np.ndarray, folds: int) -> tuple[np.ndarray, list[dict]]:
     """Mask of works whose artist has at least ``folds`` works; the excluded artists."""
     counts = Counter(artists.tolist())
@@ -54,8 +60,9 @@ def eligible(artists: np.ndarray, folds: int) -> tuple[np.ndarray, list[dict]]:
     keep = np.array([counts[a] >= folds for a in artists.tolist()], dtype=bool)
     if len(set(artists[keep].tolist())) < 2:
         raise InputError(
-            f"fewer than 2 artists have at least {folds} works",
-            "add works, or lower --folds (each artist needs one work per fold)",
+            f"fewer than 2 artists have at least {folds} works (DeepMatch tells artists apart)",
+            "add works or artists, or lower --folds (each artist needs one work per fold); "
+            "for one artist, 'check' answers as a verification against a background corpus",
         )
     return keep, excluded
 

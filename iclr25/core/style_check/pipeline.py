@@ -5,7 +5,6 @@ seed."""
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,13 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from iclr25 import atomic
-from iclr25.core.style_check import DISCLAIMER
-from iclr25.core.style_check.check import CheckConfig, attribute, fit_attributor, summarise
-from iclr25.core.style_check.corpus import WorkRef, list_generated
 from iclr25.core.style_check.deepmatch import DeepMatchConfig, eligible, evaluate_uniqueness
 from iclr25.core.style_check.encoders import encoder_info, load_encoder, parse_spec
-from iclr25.core.style_check.imageio import DEFAULT_MAX_PIXELS
-from iclr25.core.style_check.index import IndexConfig, embed_batch, index_references
+from iclr25.core.style_check.index import IndexConfig, index_references
 from iclr25.core.style_check.store import ReferenceSet, StyleDB, check_same_encoder
 from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
 from iclr25.core.style_check.tagmatch import (
@@ -42,31 +37,58 @@ def load_references(db_path: Path) -> ReferenceSet:
 
 
 def run_index(
-    refs: Path, db_path: Path, config: IndexConfig, device: str, on_progress: Progress = None
+    refs: Path,
+    db_path: Path,
+    config: IndexConfig,
+    device: str,
+    on_progress: Progress = None,
+    execution=None,
 ) -> dict:
-    return index_references(refs, db_path, config, device, on_progress)
+    return index_references(refs, db_path, config, device, on_progress, execution)
+
+
+def encoder_views(ref: ReferenceSet) -> list[tuple[str, np.ndarray, list[str] | None]]:
+    """(name, embeddings, feature groups) of the DB's encoder, then the second one's."""
+    views = [(ref.encoder.name, ref.embeddings, ref.encoder.feature_groups)]
+    if ref.second_embeddings is not None:
+        views.append((ref.second_encoder.name, ref.second_embeddings, None))
+    return views
 
 
 def run_unique(
     db_path: Path, config: DeepMatchConfig, seed: int, device: str, on_progress: Progress = None
 ) -> dict:
+    """DeepMatch under the DB's encoder (which decides) and the second encoder beside it."""
     ref = load_references(db_path)
-    with small_problem_threads(ref.embeddings.size, threshold=4_000_000):
-        results = evaluate_uniqueness(
-            ref.embeddings,
-            ref.artists,
-            ref.encoder.feature_groups,
-            config,
-            seed,
-            device,
-            on_progress,
-        )
+    by_encoder = {}
+    for name, X, groups in encoder_views(ref):
+        with small_problem_threads(X.size, threshold=4_000_000):
+            by_encoder[name] = evaluate_uniqueness(
+                X, ref.artists, groups, config, seed, device, on_progress
+            )
+    results = next(iter(by_encoder.values()))
+    for row in results["artists"]:
+        row["by_encoder"] = {
+            name: {
+                "heldout_accuracy": r["heldout_accuracy"],
+                "unique": r["unique"],
+            }
+            for name, res in by_encoder.items()
+            for r in res["artists"]
+            if r["name"] == row["name"]
+        }
+        row["encoders_agree"] = len({v["unique"] for v in row["by_encoder"].values()}) == 1
     return {
         "encoder": ref.encoder.spec,
         "threshold": config.threshold,
         "classifier": config.classifier,
         "folds": config.folds,
         **results,
+        "by_encoder": {
+            name: {k: res[k] for k in ("mean_heldout_accuracy", "n_unique", "unique_share")}
+            for name, res in by_encoder.items()
+        },
+        "n_encoders_agree": sum(r["encoders_agree"] for r in results["artists"]),
     }
 
 
@@ -210,130 +232,6 @@ def require_artist(artist: str, names: list[str], shown: int = 8) -> None:
         listed = ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
         hint = f"the DB's {len(names)} artists are {listed}"
     raise InputError(f"artist {artist!r} is not in the DB", f"{hint} (names are folder names)")
-
-
-# -- check ------------------------------------------------------------------------------
-def embed_generated(
-    encoder, works: list[WorkRef], max_pixels: int, batch_size: int, on_progress: Progress = None
-):
-    kept, embs, attrs, skipped = [], [], [], []
-    if on_progress is not None:
-        on_progress(0, of=len(works))
-    for start in range(0, len(works), batch_size):
-        loaded, emb, att, skips = embed_batch(
-            encoder, works[start : start + batch_size], max_pixels
-        )
-        kept += [work for work, _ in loaded]
-        embs.append(emb)
-        attrs.append(att)
-        skipped += skips
-        if on_progress is not None:
-            on_progress(len(works[start : start + batch_size]))
-    if not kept:
-        first = skipped[0]
-        raise InputError(
-            f"none of the {len(works)} generated images could be read (first: "
-            f"{first['path']}: {first['reason']})",
-            "check the files, or raise --max-pixels if they were refused as too large",
-        )
-    return (
-        kept,
-        np.concatenate([e for e in embs if len(e)]),
-        np.concatenate([a for a in attrs if len(a)]),
-        skipped,
-    )
-
-
-@dataclass(frozen=True)
-class CheckRequest:
-    generated: Path
-    db: Path
-    artist: str | None = None  # every image was made for this artist
-    encoder: str | None = None  # override the DB's encoder location (same weights)
-    tag_source: str = "auto"
-    max_pixels: int = DEFAULT_MAX_PIXELS
-    batch_size: int = 32
-
-
-def _image_row(i: int, work: WorkRef, out: dict, names, tags: TagMatrix, sigs, ref, config):
-    """One image's entry: top matches, attribution, nearest works, tag explanation."""
-    order = np.argsort(-out["proba"][i], kind="stable")[: config.top_k]
-    attributed = int(out["attributed"][i])
-    focus = attributed if attributed >= 0 else int(out["best"][i])
-    own = set(np.flatnonzero(tags.present[i]).tolist())
-    sig = sigs[focus].tags
-    near = zip(out["near_sims"][i], out["near_idx"][i], strict=True)
-    return {
-        "path": str(work.path),
-        "made_for": work.artist,
-        "top_matches": [
-            {"artist": names[a], "probability": float(out["proba"][i, a])} for a in order
-        ],
-        "attributed_to": names[attributed] if attributed >= 0 else None,
-        "typicality_p": float(out["typicality"][i]),
-        "nearest_works": [
-            {"path": ref.paths[j], "artist": str(ref.artists[j]), "cosine": float(v)}
-            for v, j in near
-        ],
-        "tags": tags.tags_of(i),
-        "explanation": {
-            "artist": names[focus],
-            "signature": [tags.vocabulary[t] for t in sig],
-            "matched": [tags.vocabulary[t] for t in sig if t in own],
-            "missing": [tags.vocabulary[t] for t in sig if t not in own],
-        },
-    }
-
-
-def _signatures_and_tags(ref: ReferenceSet, tagger: Tagger, A_gen, X_gen):
-    """TagMatch signatures fitted on every reference work, and the generated images' tags."""
-    binner = AttributeBinner.fit(ref.attributes, ref.attribute_names)
-    ref_tags = tagger.tags(binner, ref.attributes, ref.attribute_names, ref.embeddings)
-    y = np.searchsorted(np.array(ref.artist_names), ref.artists)  # artist index, sorted names
-    sigs = fit_signatures(ref_tags.present, y, len(ref.artist_names), TagMatchConfig())
-    return sigs, tagger.tags(binner, A_gen, ref.attribute_names, X_gen)
-
-
-def untestable_artists(ref: ReferenceSet, alpha: float) -> list[str]:
-    """Artists with fewer than 1/alpha works: their typicality p-value is never < alpha."""
-    if alpha <= 0:
-        return []
-    min_works = math.floor(1 / alpha + 1e-9)
-    return [n for n in ref.artist_names if int((ref.artists == n).sum()) < min_works]
-
-
-def run_check(
-    request: CheckRequest, config: CheckConfig, seed: int, device: str, on_progress: Progress = None
-) -> dict:
-    ref = load_references(request.db)
-    if request.artist is not None:
-        require_artist(request.artist, ref.artist_names)
-    listing = list_generated(request.generated, request.artist)
-    encoder = reference_encoder(ref, request.encoder, device, request.batch_size)
-    works, X_gen, A_gen, skipped = embed_generated(
-        encoder, listing.works, request.max_pixels, request.batch_size, on_progress
-    )
-    with small_problem_threads(ref.embeddings.size, threshold=4_000_000):
-        groups = ref.encoder.feature_groups
-        att = fit_attributor(ref.embeddings, ref.artists, groups, config, seed, device)
-        out = attribute(att, X_gen, config, device)
-    tagger = build_tagger(ref, request.tag_source, device, encoder)
-    sigs, gen_tags = _signatures_and_tags(ref, tagger, A_gen, X_gen)
-    images = [
-        _image_row(i, work, out, att.names, gen_tags, sigs, ref, config)
-        for i, work in enumerate(works)
-    ]
-    return {
-        "disclaimer": DISCLAIMER,
-        "encoder": ref.encoder.spec,
-        "n_images": len(works),
-        **summarise(att.names, [w.artist for w in works], out, config),
-        "images": images,
-        "skipped": listing.skipped + skipped,
-        "tag_source": tagger.source,
-        "typicality_untestable": untestable_artists(ref, config.alpha),
-        "risk_threshold": config.risk_threshold,
-    }
 
 
 # -- synthetic corpora ----------------------------------------------------------------------

@@ -96,20 +96,29 @@ def _summary_table(results: dict) -> str:
     columns = (
         "artist",
         "images made for",
-        "attributed share",
-        "top-1 share",
-        "set vote",
-        "at risk",
+        "held-out accuracy",
+        "unique",
+        "set classified as",
+        "set attributed",
+        "own images attributed",
+        "verdict",
     )
     head = "<tr>" + "".join(f"<th>{c}</th>" for c in columns) + "</tr>"
     body = "".join(
         f"<tr><td>{html.escape(a['name'])}</td><td>{a['n_generated_for']}</td>"
-        f"<td>{_fmt(a['attributed_share'])}</td><td>{_fmt(a['top1_share'])}</td>"
-        f"<td>{html.escape(str(a['set_vote'] or '-'))}</td>"
-        f"<td>{'yes' if a['at_risk'] else 'no'}</td></tr>"
+        f"<td>{_fmt(a['heldout_accuracy'])}</td><td>{_yes(a['unique'])}</td>"
+        f"<td>{html.escape(str(a['set_attribution'].get('artist', '-')))}</td>"
+        f"<td>{_yes(a['set_attribution']['attributed'])}</td><td>{_fmt(a['image_share'])}</td>"
+        f"<td title='{html.escape(a['verdict_text'], quote=True)}'>"
+        f"<b>{html.escape(a['verdict'])}</b><br><small>{html.escape(a['verdict_text'])}</small>"
+        "</td></tr>"
         for a in results["artists"]
     )
     return f"<table>{head}{body}</table>"
+
+
+def _yes(value) -> str:
+    return "-" if value is None else ("yes" if value else "no")
 
 
 def _fmt(value) -> str:
@@ -151,8 +160,9 @@ figure{{display:inline-block;margin:2px}}
 <h1>style-check: generated images against the reference corpus</h1>
 <p class="note"><b>{html.escape(DISCLAIMER)}</b></p>
 <p>{len(results["images"])} images; attribution accuracy {_fmt(acc)};
-artists at risk: {results["n_at_risk"]}; style-at-risk share {_fmt(results["style_at_risk_share"])};
-encoder {html.escape(results["encoder"])}.</p>
+artists at risk (a unique style whose set is attributed to it): {results["n_at_risk"]} of
+{results["n_targeted_artists"]}; sets attributed to artists without a unique style:
+{results["n_attributed_not_unique"]}; encoder {html.escape(results["encoder"])}.</p>
 <h2>Artists</h2>{_summary_table(results)}
 <h2>Images</h2><table><tr><th>generated image</th><th>made for</th><th>top matches</th>
 <th>attributed</th><th>signature tags shared</th><th>nearest reference works</th></tr>

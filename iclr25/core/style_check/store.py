@@ -7,6 +7,12 @@ Tables::
           sha256 TEXT, width INT, height INT,
           embedding BLOB,      -- float32 little-endian, encoder.dim values
           attributes BLOB)     -- float32, the style statistics (TagMatch attributes)
+    second(path TEXT PRIMARY KEY, embedding BLOB)   -- the second encoder's embeddings
+    blobs(key TEXT PRIMARY KEY, value BLOB)         -- the second encoder's weights
+
+The *second encoder* is the self-supervised CNN (``encoders/cnn.py``) that ``index``
+trains on the corpus when it fills a new DB (meta ``second_encoder``, weights in
+``blobs``); DBs made with ``--no-ssl`` or by an older iclr25 have none.
 
 Paths of works inside the DB's folder are stored relative to it, so a folder holding
 both the corpus and its DB can be moved. Every batch of new embeddings is committed in
@@ -39,6 +45,8 @@ CREATE TABLE IF NOT EXISTS works (
     mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, width INTEGER, height INTEGER,
     embedding BLOB NOT NULL, attributes BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS second (path TEXT PRIMARY KEY, embedding BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 """
 
 
@@ -53,6 +61,7 @@ class StoredWork:
     height: int
     embedding: np.ndarray  # (d,) float32
     attributes: np.ndarray  # (a,) float32
+    second: np.ndarray | None = None  # (d2,) float32, the second encoder's embedding
 
 
 @dataclass
@@ -65,6 +74,9 @@ class ReferenceSet:
     attributes: np.ndarray  # (n, a) float32
     encoder: EncoderInfo
     attribute_names: list[str]
+    second_encoder: EncoderInfo | None = None
+    second_embeddings: np.ndarray | None = None  # (n, d2) float32
+    second_weights: bytes | None = None
 
     @property
     def artist_names(self) -> list[str]:
@@ -131,6 +143,43 @@ class StyleDB:
         row = self.conn.execute("SELECT value FROM meta WHERE key='encoder'").fetchone()
         return EncoderInfo(**json.loads(row[0])) if row else None
 
+    def _has_table(self, name: str) -> bool:
+        query = "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?"
+        return self.conn.execute(query, (name,)).fetchone() is not None
+
+    def second_encoder(self) -> EncoderInfo | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='second_encoder'").fetchone()
+        return EncoderInfo(**json.loads(row[0])) if row and self._has_table("second") else None
+
+    def second_weights(self) -> bytes | None:
+        if not self._has_table("blobs"):
+            return None
+        row = self.conn.execute("SELECT value FROM blobs WHERE key='second_weights'").fetchone()
+        return bytes(row[0]) if row else None
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def store_second(self, embeddings: dict, info: EncoderInfo, weights: bytes) -> None:
+        """The second encoder, its weights and every work's embedding, in one transaction
+        (which also clears ``ssl_pending``)."""
+        rows = [(self._stored(p), _blob(v)) for p, v in embeddings.items()]
+        with self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO second VALUES (?,?)", rows)
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('second_encoder', ?)",
+                (json.dumps(info.as_dict()),),
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO blobs VALUES ('second_weights', ?)", (weights,)
+            )
+            self.conn.execute("DELETE FROM meta WHERE key='ssl_pending'")
+
     def attribute_names(self) -> list[str]:
         row = self.conn.execute("SELECT value FROM meta WHERE key='attribute_names'").fetchone()
         return json.loads(row[0]) if row else []
@@ -190,8 +239,11 @@ class StyleDB:
             )
             for w in works
         ]
+        second = [(self._stored(w.path), _blob(w.second)) for w in works if w.second is not None]
         with self.conn:
             self.conn.executemany("INSERT OR REPLACE INTO works VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            if second:
+                self.conn.executemany("INSERT OR REPLACE INTO second VALUES (?,?)", second)
 
     def update_states(self, updates: list[tuple[str, str, int, int]]) -> None:
         """(path, artist, size_bytes, mtime_ns) for files whose content did not change."""
@@ -205,6 +257,8 @@ class StyleDB:
         with self.conn:
             rows = [(self._stored(p),) for p in paths]
             self.conn.executemany("DELETE FROM works WHERE path=?", rows)
+            if self._has_table("second"):
+                self.conn.executemany("DELETE FROM second WHERE path=?", rows)
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM works").fetchone()[0])
@@ -234,7 +288,26 @@ class StyleDB:
             attributes=np.frombuffer(att, dtype="<f4").reshape(n, len(names)).copy(),  # (n, a)
             encoder=info,
             attribute_names=names,
+            **self._load_second([r[0] for r in rows]),
         )
+
+    def _load_second(self, stored_paths: list[str]) -> dict:
+        """The second encoder's embeddings in the works' order (none when any is missing)."""
+        info = self.second_encoder()
+        if info is None:
+            return {}
+        found = dict(self.conn.execute("SELECT path, embedding FROM second").fetchall())
+        if any(p not in found for p in stored_paths):
+            return {}
+        blob = b"".join(found[p] for p in stored_paths)
+        if len(blob) != len(stored_paths) * info.dim * 4:
+            return {}
+        emb = np.frombuffer(blob, dtype="<f4").reshape(len(stored_paths), info.dim).copy()
+        return {
+            "second_encoder": info,
+            "second_embeddings": emb,  # (n, d2)
+            "second_weights": self.second_weights(),
+        }
 
 
 def check_same_encoder(stored: EncoderInfo, info: EncoderInfo, where: Path) -> None:

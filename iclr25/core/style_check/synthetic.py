@@ -16,8 +16,8 @@ palette (base hue, hue spread, saturation, brightness, background) and stroke sh
 and the rest of its style (stroke direction and spread, length, width, count, opacity,
 grain) is pulled toward the first's by a *closeness* c: value = c * leader + (1 - c) *
 own (directions along the shorter arc); the composition is the leader's when c >= 0.5.
-Pair k has c = 1 - 0.25 * (k mod 4): 1.0 (the same generator under two names — no
-method can tell them apart, both must come out *not unique*), 0.75, 0.5, 0.25, then
+Pair k has c = ``CLOSENESS_CYCLE[k mod 4]`` = 1.0 (the same generator under two names —
+no method can tell them apart, both must come out *not unique*), 0.9, 0.8, 0.6, then
 again. c depends on the pair only, so ``--first-artist`` and ``--works-seed`` draw the
 same artists whatever the number of artists.
 """

@@ -66,6 +66,9 @@ def test_alg2_accuracy_known_answers():
     assert lkd.tolerated_ambiguity(10, 0.05) == 6
     assert lkd.accuracy_ratio(10, 0.05) == pytest.approx(0.0375 * 7 / 45, rel=1e-12)
     assert lkd.list_bound(2, 0.2) == 120  # ⌈12 k / δ⌉
+    # the documented reason Alg. 2 shares Alg. 1's accuracy: at δ = 0.05, C·2^(k-1) ≤ ℓ
+    # (k = 7: 25·64 = 1600 ≤ 1680) up to k = 7, and no further (k = 8: 29·128 > 1920)
+    assert [lkd.accuracy_ratio(k, 0.05) == 1 / 8 for k in range(2, 10)] == [True] * 6 + [False] * 2
 
 
 @given(st.integers(2, 400), st.floats(1e-3, 0.99))

@@ -176,7 +176,7 @@ def test_entropic_matches_the_gaussian_closed_form():
 def test_entropic_needs_positive_radius_and_close_samples(make_clf):
     X, y = make_clf(n=20)
     model = LinearModel("logistic", get_loss("logistic"), np.array([1.0, 0.0, 0.0]), 0.0)
-    with pytest.raises(UsageError, match="ρ > 0"):
+    with pytest.raises(UsageError, match="ρ = 0 is −∞"):
         robust_risk(model, X, y, RiskConfig(0.0, entropic=EntropicConfig(0.1)))
     huge = EntropicConfig(0.1, samples=10**7)  # n·m·d = 6e8 values: refused, not allocated
     with pytest.raises(UsageError, match="lower --samples"):
@@ -184,3 +184,30 @@ def test_entropic_needs_positive_radius_and_close_samples(make_clf):
     far = EntropicConfig(0.1, sigma=50.0, samples=4)
     with pytest.raises(RunFailure, match="--sigma"):
         robust_risk(model, X, y, RiskConfig(0.01, entropic=far))
+
+
+def test_smoothed_losses_known_answer():
+    """The target of the entropic guarantee, E_{ζ~N(x, σ²I)} ℓ(θ; ζ), for the squared loss:
+    E (r − σ wᵀN)² = r² + σ²‖w‖² (a Gaussian moment), by Monte Carlo to 3 %."""
+    from iclr25.core.dro_bound.entropic import smoothed_losses
+
+    model = LinearModel("linear", get_loss("squared"), np.array([1.0, -2.0]), 0.5)
+    x = torch.tensor([[0.0, 0.0], [1.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)
+    y = torch.tensor([1.0, 0.0, 3.0], dtype=torch.float64)
+    sigma = 0.7
+    fn = model.torch_loss_fn(torch.float64, "cpu")
+    gen = torch.Generator().manual_seed(0)
+    got = smoothed_losses(fn, x, y, TransportCost(q=2.0), sigma, 20000, gen, False)
+    r = y.numpy() - x.numpy() @ model.coef - model.intercept
+    assert_close(got, r**2 + sigma**2 * 5.0, rtol=0.03)
+
+
+def test_entropic_fit_starts_from_erm_and_checks_it(make_clf):
+    """The entropic fit is warm-started from ERM and never ends above that start."""
+    from iclr25.core.dro_bound.fit import FitConfig, fit_linear
+
+    X, y = make_clf(n=60, d=3, seed=21)
+    cfg = FitConfig(0.1, TransportCost(q=2.0), EntropicConfig(0.05, samples=16))
+    fit = fit_linear(X, y, "logistic", get_loss("logistic"), cfg)
+    assert fit.improved and fit.robust_objective <= fit.start_objective + 1e-9
+    assert "from the ERM model" in fit.solver

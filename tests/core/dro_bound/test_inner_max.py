@@ -36,7 +36,7 @@ def test_general_path_matches_closed_forms(loss, q, kappa, make_clf, make_reg):
     cfg = RiskConfig(0.1, TransportCost(2.0, q, kappa))
     exact = robust_risk(model, X, y, cfg)
     general = robust_risk(model, X, y, RiskConfig(0.1, cfg.cost, solver="pga"))
-    assert general.method.startswith("projected gradient ascent")
+    assert general.method.startswith("estimate: projected gradient ascent")
     assert general.robust_risk == pytest.approx(exact.robust_risk, rel=1e-3)
     assert general.diagnostics["converged_fraction"] == 1.0
 

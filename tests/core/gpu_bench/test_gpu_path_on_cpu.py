@@ -221,3 +221,38 @@ def test_attention_backward_rows_check_every_gradient(gpu_path_on_cpu, monkeypat
         assert [c["name"] for c in row["checks"]] == ["dQ", "dK", "dV"]
         assert row["within_tolerance"] is True and row["ours_tflops"] > 0
     assert warnings == []
+
+
+def test_based_rows_run_the_linear_attention_kernel_path(gpu_path_on_cpu):
+    config = bench.GpuBenchConfig(
+        ops=("based",), sizes=("96",), options=ops.OpOptions(batch=1, heads=2),
+        repeats=2, warmup=1,
+    )  # fmt: skip
+    warnings = []
+    rows = bench.run_gpu(config, warnings.append)
+    by_ref = {r["reference"]: r for r in rows}
+    assert set(by_ref) == {"PyTorch chunked", "flash-linear-attention"} and warnings == []
+    row = by_ref["PyTorch chunked"]
+    assert row["shape"] == "B=1 H=2 N=96 d'=16 Dv=64" and row["kernel"] == "linear_attention"
+    assert row["within_tolerance"] is True and row["ratio"] > 0
+    assert [c["name"] for c in row["checks"]] == ["O"]
+    assert "unavailable" in by_ref["flash-linear-attention"]["note"]  # not installed here
+
+
+def test_a_wrong_based_path_is_flagged(gpu_path_on_cpu, monkeypatch):
+    """A block-sum bug (one feature block dropped) must land outside the tolerance."""
+    right = linear_attention.linear_attention
+
+    def drop_last_block(q, k, v, s=None):
+        out = right(q, k, v, s)
+        out[:, 2::3] = 0  # block 3 of every head (the quadratic features' tail)
+        return out
+
+    monkeypatch.setattr(linear_attention, "linear_attention", drop_last_block)
+    config = bench.GpuBenchConfig(
+        ops=("based",), sizes=("64",), options=ops.OpOptions(batch=1, heads=2),
+        repeats=1, warmup=0,
+    )  # fmt: skip
+    warnings = []
+    rows = bench.run_gpu(config, warnings.append)
+    assert all(r["within_tolerance"] is False for r in rows) and len(warnings) == 1

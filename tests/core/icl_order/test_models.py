@@ -71,14 +71,63 @@ def test_embedded_model_is_a_small_gpt2(lm):
 
 
 def test_missing_path_is_an_input_error(tmp_path):
-    with pytest.raises(InputError, match="does not exist") as info:
+    with pytest.raises(InputError, match="does not exist"):
         load_model(ModelConfig(model=str(tmp_path / "nope")))
+
+
+def test_hub_id_not_in_the_cache_names_the_folders_searched(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
+    with pytest.raises(InputError, match="local Hugging Face cache") as info:
+        load_model(ModelConfig(model="someone/some-model"))
+    assert str(tmp_path / "hub") in info.value.what and str(tmp_path / "home" / "hub") in (
+        info.value.what
+    )
     assert "--allow-download" in info.value.fix
 
 
-def test_hub_id_without_allow_download_is_refused():
-    with pytest.raises(InputError, match="--allow-download"):
-        load_model(ModelConfig(model="someone/some-model"))
+def _fake_cache(root, model_id, source, ref=True):
+    """``source`` (a save_pretrained folder) copied into HF_HUB_CACHE's layout."""
+    import shutil
+
+    repo = root / ("models--" + model_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / "0123456789abcdef"
+    shutil.copytree(source, snapshot)
+    if ref:
+        (repo / "refs").mkdir(parents=True)
+        (repo / "refs" / "main").write_text("0123456789abcdef")
+    return snapshot
+
+
+@pytest.mark.parametrize("variable", ["HF_HUB_CACHE", "HF_HOME"])
+def test_hub_id_loads_offline_from_a_local_cache(tmp_path, monkeypatch, llama_dir, variable):
+    """`--model org/name` resolves to the cached snapshot: no network, no --allow-download
+    (HF_HUB_OFFLINE=1 makes any attempt to reach the hub fail)."""
+    root = tmp_path / "cache"
+    hub = root if variable == "HF_HUB_CACHE" else root / "hub"
+    snapshot = _fake_cache(hub, "tiny-org/tiny-llama", llama_dir, ref=variable == "HF_HOME")
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv(variable, str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    lm = load_model(ModelConfig(model="tiny-org/tiny-llama"))
+    assert lm.name == "tiny-org/tiny-llama"
+    assert lm.model.config.model_type == "llama"
+    from iclr25.core.icl_order.hub_cache import find_cached_model
+
+    assert find_cached_model("tiny-org/tiny-llama") == snapshot
+
+
+def test_hub_cache_prefers_the_snapshot_refs_main_names(tmp_path, llama_dir):
+    from iclr25.core.icl_order.hub_cache import find_cached_model, looks_like_hub_id
+
+    named = _fake_cache(tmp_path, "gpt2", llama_dir)
+    other = named.parent / "ffffffffffffffff"
+    other.mkdir()
+    (other / "config.json").write_text("{}")  # newer, but not the one refs/main names
+    assert find_cached_model("gpt2", [tmp_path / "absent", tmp_path]) == named
+    assert find_cached_model("org/absent", [tmp_path]) is None
+    assert looks_like_hub_id("gpt2") and looks_like_hub_id("Qwen/Qwen2.5-0.5B")
+    assert not any(map(looks_like_hub_id, ("./m", "/abs/m", "a/b/c", "org/", "~/m")))
 
 
 def test_folder_without_config_and_a_file(tmp_path):

@@ -100,3 +100,29 @@ def test_tree_runs_fewer_tokens_than_naive(lm, varied):
     finally:
         del lm.model.forward
     assert tree_tokens < 0.6 * naive_tokens, (tree_tokens, naive_tokens)
+
+
+def test_token_work_known_answer_and_engine_choice(lm):
+    """Three demonstrations of 3 tokens, BOS, queries of 1 token. All P(3, 2) = 6
+    orderings, one query: the tree runs BOS (1) + 3 first segments (9) + 6 leaves of the
+    last segment and the query (6 * 4 = 24) = 34 tokens; naive runs 6 * (1 + 3 + 3 + 1)
+    = 48. Two queries: the depth-2 prefixes are cached (6 * 3 more) and each (ordering,
+    query) costs the query only: 1 + 9 + 18 + 12 = 40 vs 96."""
+    from types import SimpleNamespace
+
+    from iclr25.core.icl_order.prefix_cache import TREE_WORTH, token_work
+
+    encoded = SimpleNamespace(prefix=[2], demos=[[7, 8, 9]] * 3, queries=[[1], [1]])
+    orders = list(itertools.permutations(range(3), 2))
+    assert token_work(encoded, orders, [0]) == (34, 48)
+    assert token_work(encoded, orders, [0, 1]) == (40, 96)
+    assert token_work(encoded, [], [0]) == (0, 0)
+    assert TREE_WORTH == 0.5  # 34/48 -> naive; 40/96 -> the tree
+
+
+def test_engine_choice_gives_the_naive_scores(lm, varied):
+    from iclr25.core.icl_order.prefix_cache import score_organisations
+
+    for orders in (list(itertools.permutations(CANDIDATES, 3)), cluster_orderings(CANDIDATES, 3)):
+        naive = score_naive(lm, varied, orders, [50, 51])
+        assert_close(score_organisations(lm, varied, orders, [50, 51]), naive, rtol=1e-4, atol=1e-4)

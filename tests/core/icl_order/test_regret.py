@@ -7,8 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from iclr25.core.icl_order.regret import rank_in_exhaustive, summarise
-from iclr25.core.icl_order.search import SearchConfig, run_search, sample_orderings
+from iclr25.core.icl_order.regret import annotate, rank_in_exhaustive, summarise
+from iclr25.core.icl_order.search import SearchConfig, sample_orderings
+from iclr25.core.icl_order.search_report import run_search
 
 ORDERS = [(0, 1), (1, 0), (0, 2), (2, 0)]
 H = np.array([0.5, 0.2, 0.9, 0.2])
@@ -31,7 +32,8 @@ def test_summarise_means_and_shares():
         {"order": [2, 0], "predicted": 0},
     ]
     best = [{"order": [1, 0], "predicted": 1}, {"order": [2, 0], "predicted": 1}]
-    s = summarise(picks, best, [(ORDERS, H), (ORDERS, H)])
+    annotate(picks, [(ORDERS, H), (ORDERS, H)])
+    s = summarise(picks, best, 4)
     assert s == pytest.approx(
         {
             "organisations_per_query": 4,
@@ -58,12 +60,13 @@ def test_sample_orderings_are_distinct_uniform_draws():
 
 
 def test_search_ranks_every_method_against_exhaustive(lm, encoded):
-    cfg = SearchConfig(method="cluster", k=3, n_candidates=5, queries=4)
+    cfg = SearchConfig(method="cluster", k=3, n_candidates=5, queries=4, seeds=1)
     r = run_search(lm, encoded, cfg, seed=4, compare=("exhaustive", "sample", "random")).results
     assert set(r["rank_vs_exhaustive"]) == {"cluster", "sample", "random"}
     assert r["comparison"]["sample"]["evaluations"] == 4 * 20  # n(n-1), as cluster
     best = {q["query"]: q["entropy"] for q in run_search(
-        lm, encoded, SearchConfig(method="exhaustive", k=3, n_candidates=5, queries=4), seed=4
+        lm, encoded, SearchConfig(method="exhaustive", k=3, n_candidates=5, queries=4, seeds=1),
+        seed=4, compare=(),
     ).results["per_query"]}  # fmt: skip
     for q in r["per_query"]:  # cluster's picks
         assert 1 <= q["exhaustive_rank"] <= 60 and 0 <= q["exhaustive_percentile"] < 1

@@ -167,3 +167,28 @@ def test_file_task_round_trips_through_json(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     task = resolve_task(str(path))
     assert len(task) == 6 and task.chance == 0.5
+
+
+def test_noisy_task_shows_noisy_labels_and_scores_true_ones(lm):
+    """symbolic-noisy: the demonstrations show a wrong label on ~30 % of the examples,
+    the same texts as the clean categories; a query's gold label is its true category,
+    also in a restricted (shipped) copy of the encoded task."""
+    import numpy as np
+
+    noisy = builtin_task("symbolic-noisy", seed=0)
+    assert noisy.answers is not None and len(noisy.answers) == len(noisy)
+    wrong = np.mean([s != a for s, a in zip(noisy.labels, noisy.answers, strict=True)])
+    assert abs(wrong - 0.3) < 0.06  # binomial sd over 512 examples: 0.02
+    # the true labels follow the categories: one label per content word
+    by_word = {}
+    for text, answer in zip(noisy.texts, noisy.answers, strict=True):
+        by_word.setdefault(text, set()).add(answer)
+    assert all(len(v) == 1 for v in by_word.values())
+    i = next(i for i in range(len(noisy)) if noisy.labels[i] != noisy.answers[i])
+    assert noisy.demonstration(i).endswith(noisy.label_words[noisy.labels[i]] + "\n")
+    assert noisy.answer(i) == noisy.answers[i] != noisy.labels[i]
+    encoded = encode_task(lm.tokenizer, noisy)
+    assert encoded.answer(i) == noisy.answers[i] and encoded.labels[i] == noisy.labels[i]
+    assert encoded.restricted([i, 0]).answer(i) == noisy.answers[i]
+    clean = builtin_task("symbolic", seed=0)
+    assert clean.answers is None and clean.answer(5) == clean.labels[5]

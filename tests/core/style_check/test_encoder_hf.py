@@ -12,9 +12,11 @@ import pytest
 from PIL import Image
 
 from iclr25.core.style_check.check import CheckConfig
+from iclr25.core.style_check.checking import CheckRequest, run_check
+from iclr25.core.style_check.deepmatch import DeepMatchConfig
 from iclr25.core.style_check.encoders import load_encoder
 from iclr25.core.style_check.index import IndexConfig, index_references
-from iclr25.core.style_check.pipeline import CheckRequest, run_check, run_explain
+from iclr25.core.style_check.pipeline import run_explain
 from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
 from iclr25.core.style_check.tagmatch import TagMatchConfig
 from iclr25.errors import InputError
@@ -124,8 +126,10 @@ def test_clip_index_explain_check_with_zero_shot_tags(models, tmp_path):
     assert explained["tag_source"] == "both"
     categories = {t.split(":")[0] for r in explained["artists"] for t in r["signature"]}
     assert explained["vocabulary_size"] > 100 and categories  # attribute + vocabulary tags
-    checked = run_check(CheckRequest(gen, db, tag_source="zero-shot"), CheckConfig(), 0, "cpu")
+    request = CheckRequest(gen, db, tag_source="zero-shot")
+    checked = run_check(request, CheckConfig(), DeepMatchConfig(folds=3), 0, "cpu")
     assert checked["tag_source"] == "zero-shot" and checked["n_images"] == 6
+    assert checked["encoders"] == ["hf:clip", "ssl-cnn"]  # the DB's encoder, then the SSL-CNN
     mediums = [t for t in checked["images"][0]["tags"] if t.startswith("medium:")]
     assert len(mediums) == 1  # one term per vocabulary category
     with pytest.raises(InputError, match="built with encoder hf:"):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from iclr25.core.style_check.check import CheckConfig
+from iclr25.core.style_check.checking import CheckRequest, run_check
 from iclr25.core.style_check.deepmatch import DeepMatchConfig
 from iclr25.core.style_check.index import IndexConfig, index_references
-from iclr25.core.style_check.pipeline import CheckRequest, run_check, run_explain, run_unique
+from iclr25.core.style_check.pipeline import run_explain, run_unique
 from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
 from iclr25.core.style_check.tagmatch import TagMatchConfig
 
@@ -19,11 +20,16 @@ def _study(tmp_path, difficulty: str) -> dict:
     write_corpus(tmp_path / "unseen", SyntheticConfig(n_artists=10, per_artist=5, seed=123))
     db = tmp_path / "db.sqlite"
     index_references(tmp_path / "refs", db, IndexConfig())
+    first = sorted(p.name for p in (tmp_path / "refs").iterdir())[0]
+    dm = DeepMatchConfig()
     return {
-        "unique": run_unique(db, DeepMatchConfig(), seed=0, device="cpu"),
+        "unique": run_unique(db, dm, seed=0, device="cpu"),
         "explain": run_explain(db, TagMatchConfig(), "auto", seed=0, device="cpu"),
-        "same": run_check(CheckRequest(tmp_path / "gen", db), CheckConfig(), 0, "cpu"),
-        "unseen": run_check(CheckRequest(tmp_path / "unseen", db), CheckConfig(), 0, "cpu"),
+        "same": run_check(CheckRequest(tmp_path / "gen", db), CheckConfig(), dm, 0, "cpu"),
+        # works of unseen artists, all claimed to be made for the first artist
+        "unseen": run_check(
+            CheckRequest(tmp_path / "unseen", db, artist=first), CheckConfig(), dm, 0, "cpu"
+        ),
     }
 
 
@@ -36,6 +42,7 @@ def test_twenty_easy_artists_thirty_works(tmp_path):
     same = res["same"]
     assert same["attribution_accuracy"] >= 0.9 and same["style_at_risk_share"] >= 0.9
     assert res["unseen"]["attributed_share"] <= 0.1
+    assert res["unseen"]["artists"][0]["verdict"] == "not recognised"
 
 
 @pytest.mark.slow
@@ -55,4 +62,7 @@ def test_twenty_hard_artists_thirty_works(tmp_path):
     assert 0.6 < res["unique"]["mean_heldout_accuracy"] < 0.95
     assert res["explain"]["tag_top1_accuracy"] < 0.9
     assert 0.6 < res["same"]["attribution_accuracy"] < 0.95
+    assert res["same"]["n_at_risk"] <= res["same"]["n_unique_targeted"]
+    at_risk = {r["name"] for r in res["same"]["artists"] if r["at_risk"]}
+    assert all(rows[n]["unique"] for n in at_risk)  # only unique styles are flagged
     assert res["unseen"]["attributed_share"] <= 0.1

@@ -8,6 +8,7 @@ import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -17,6 +18,8 @@ from iclr25.core.style_check.index import IndexConfig, index_references
 from iclr25.core.style_check.store import StyleDB, check_same_encoder
 from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
 from iclr25.errors import InputError, RunFailure
+
+PLAIN = IndexConfig(ssl=False)  # no SSL encoder where a test is not about it (faster)
 
 
 @pytest.fixture
@@ -42,12 +45,12 @@ def encode_counter(monkeypatch):
 
 def test_incremental_index_embeds_only_new_and_changed(tmp_path, small_refs, encode_counter):
     db = tmp_path / "refs.sqlite"
-    first = index_references(small_refs, db, IndexConfig())
+    first = index_references(small_refs, db, PLAIN)
     assert (first["embedded_new"], first["n_works"], first["n_artists"]) == (9, 9, 3)
     assert sum(encode_counter) == 9
 
     encode_counter.clear()
-    again = index_references(small_refs, db, IndexConfig())
+    again = index_references(small_refs, db, PLAIN)
     assert (again["embedded_new"], again["embedded_changed"], again["unchanged"]) == (0, 0, 9)
     assert sum(encode_counter) == 0  # nothing decoded or embedded
 
@@ -60,7 +63,7 @@ def test_incremental_index_embeds_only_new_and_changed(tmp_path, small_refs, enc
     os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 10**9))
     (artists[2] / "work-002.png").unlink()  # removed
     encode_counter.clear()
-    third = index_references(small_refs, db, IndexConfig())
+    third = index_references(small_refs, db, PLAIN)
     assert third["embedded_new"] == 1 and third["embedded_changed"] == 1
     assert third["removed"] == 1 and third["unchanged"] == 7 and third["n_works"] == 9
     assert sum(encode_counter) == 2  # only the new and the changed file
@@ -72,21 +75,21 @@ def test_relabel_without_reembedding(tmp_path, encode_counter):
     manifest = tmp_path / "refs.csv"
     manifest.write_text("path,artist\na.png,x\nb.png,y\n")
     db = tmp_path / "db.sqlite"
-    index_references(manifest, db, IndexConfig())
+    index_references(manifest, db, PLAIN)
     manifest.write_text("path,artist\na.png,z\nb.png,y\n")
     encode_counter.clear()
-    result = index_references(manifest, db, IndexConfig())
+    result = index_references(manifest, db, PLAIN)
     assert result["relabelled"] == 1 and sum(encode_counter) == 0
     assert result["works_per_artist"] == {"y": 1, "z": 1}
 
 
 def test_bad_files_are_skipped_and_dropped(tmp_path, small_refs):
     db = tmp_path / "db.sqlite"
-    index_references(small_refs, db, IndexConfig())
+    index_references(small_refs, db, PLAIN)
     victim = sorted(small_refs.glob("*/work-000.png"))[0]
     victim.write_bytes(victim.read_bytes()[:100])  # truncate an indexed file
     (small_refs / sorted(os.listdir(small_refs))[0] / "junk.webp").write_text("not an image")
-    result = index_references(small_refs, db, IndexConfig())
+    result = index_references(small_refs, db, PLAIN)
     reasons = {Path(s["path"]).name: s["reason"] for s in result["skipped"]}
     assert reasons["work-000.png"].startswith("corrupt or truncated")
     assert reasons["junk.webp"].startswith("not a readable image")
@@ -95,7 +98,7 @@ def test_bad_files_are_skipped_and_dropped(tmp_path, small_refs):
 
 def test_db_refuses_another_encoder(tmp_path, small_refs):
     db = tmp_path / "db.sqlite"
-    index_references(small_refs, db, IndexConfig())
+    index_references(small_refs, db, PLAIN)
     other = replace(encoder_info(StyleStatsEncoder()), spec="hf:/m", identity="hf/clip/abc")
     with StyleDB(db) as handle, pytest.raises(InputError) as info:
         handle.bind_encoder(other, StyleStatsEncoder().feature_names)
@@ -105,7 +108,7 @@ def test_db_refuses_another_encoder(tmp_path, small_refs):
 
 def test_db_of_an_older_encoder_version_is_refused(tmp_path, small_refs):
     db = tmp_path / "db.sqlite"
-    index_references(small_refs, db, IndexConfig())
+    index_references(small_refs, db, PLAIN)
     current = encoder_info(StyleStatsEncoder())
     older = replace(current, version="1", identity="style-stats/v1/side=160")
     with StyleDB(db) as handle, pytest.raises(InputError) as info:
@@ -129,7 +132,7 @@ def test_not_a_db_and_missing_db(tmp_path):
 
 def test_corrupt_embedding_rows_fail_loudly(tmp_path, small_refs):
     db = tmp_path / "db.sqlite"
-    index_references(small_refs, db, IndexConfig())
+    index_references(small_refs, db, PLAIN)
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE works SET embedding = x'00000000' WHERE rowid = 1")
     with StyleDB(db) as handle, pytest.raises(RunFailure, match="dimension"):
@@ -140,7 +143,7 @@ def test_db_moves_with_its_corpus(tmp_path, small_refs):
     project = tmp_path / "project"
     shutil.move(str(small_refs), str(project / "refs"))
     db = project / "index.sqlite"  # DB next to the corpus: paths stored relative
-    index_references(project / "refs", db, IndexConfig())
+    index_references(project / "refs", db, PLAIN)
     moved = tmp_path / "moved"
     shutil.move(str(project), str(moved))
     with StyleDB(moved / "index.sqlite") as handle:
@@ -181,6 +184,7 @@ def test_every_kind_of_real_image_is_embedded_or_skipped_with_a_reason(tmp_path)
     (bad / "notes.txt").write_text("x")
     base.save(bad / "fine.png")  # the artist needs one readable work
 
+    # with the SSL encoder: every image mode goes through its squares too
     res = index_references(tmp_path / "refs", tmp_path / "db.sqlite", IndexConfig())
     skipped = {Path(s["path"]).name: s["reason"] for s in res["skipped"]}
     assert set(skipped) == {"empty.png", "text.jpg", "truncated.jpg", "notes.txt"}
@@ -197,3 +201,77 @@ def test_every_kind_of_real_image_is_embedded_or_skipped_with_a_reason(tmp_path)
     assert np.isfinite(ref.embeddings).all() and np.isfinite(ref.attributes).all()
     assert sizes["refs/ok/photo.jpg"] == "1100x1400"  # the file's size, not the decoded one
     assert sizes["refs/ok/rotated.jpg"] == "30x50"  # upright after EXIF orientation 8
+
+
+def test_no_readable_image_is_an_input_error_and_leaves_no_db(tmp_path):
+    folder = tmp_path / "refs" / "artist"
+    folder.mkdir(parents=True)
+    (folder / "a.png").write_bytes(b"")
+    (folder / "b.webp").write_text("nope")
+    db = tmp_path / "db.sqlite"
+    with pytest.raises(InputError) as info:
+        index_references(tmp_path / "refs", db, IndexConfig())
+    assert "no readable image, 2 file(s) skipped" in info.value.what
+    assert "a.png: empty file" in info.value.what and not db.exists()
+
+
+def test_the_ssl_encoder_is_trained_once_and_kept(tmp_path, small_refs):
+    """A new DB trains the CNN and stores it; a later run embeds new works with the same
+    weights; asking for the other setting than the DB has is refused."""
+    from iclr25.errors import UsageError
+
+    db = tmp_path / "db.sqlite"
+    first = index_references(small_refs, db, IndexConfig())
+    identity = first["second_encoder"]["identity"]
+    assert identity.startswith("ssl-cnn/") and first["second_encoder"]["dim"] == 128
+    artist = sorted(small_refs.iterdir())[0]
+    Image.new("RGB", (48, 48), (10, 200, 90)).save(artist / "extra.png")
+    again = index_references(small_refs, db, IndexConfig())
+    assert again["second_encoder"]["identity"] == identity and again["embedded_new"] == 1
+    with StyleDB(db) as handle:
+        ref = handle.load()
+    assert ref.second_embeddings.shape == (10, 128) and ref.second_weights
+    with pytest.raises(UsageError, match="holds SSL-CNN embeddings"):
+        index_references(small_refs, db, IndexConfig(ssl=False))
+    plain = tmp_path / "plain.sqlite"
+    index_references(small_refs, plain, IndexConfig(ssl=False))
+    with pytest.raises(UsageError, match="made without the SSL encoder"):
+        index_references(small_refs, plain, IndexConfig(ssl=True))
+
+
+def test_an_interrupted_first_index_trains_the_ssl_encoder_next_time(tmp_path, small_refs):
+    from iclr25.core.style_check import index as index_module
+
+    db = tmp_path / "db.sqlite"
+    original = index_module._train_second
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    index_module._train_second = interrupted
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            index_references(small_refs, db, IndexConfig())
+    finally:
+        index_module._train_second = original
+    with StyleDB(db) as handle:  # the embedded works are kept, the encoder is pending
+        assert handle.count() == 9 and handle.second_encoder() is None
+        assert handle.meta("ssl_pending") == "1"
+    done = index_references(small_refs, db, IndexConfig())
+    assert done["second_encoder"] is not None and done["n_works"] == 9
+
+
+def test_sharded_index_gives_the_same_db_with_two_workers(tmp_path, small_refs):
+    from iclr25.parallel import Execution
+
+    one, two = tmp_path / "one.sqlite", tmp_path / "two.sqlite"
+    index_references(small_refs, one, IndexConfig(batch_size=2))
+    index_references(
+        small_refs, two, IndexConfig(batch_size=2), execution=Execution(workers=2, cache=False)
+    )
+    with StyleDB(one) as a, StyleDB(two) as b:
+        ra, rb = a.load(), b.load()
+    np.testing.assert_array_equal(ra.embeddings, rb.embeddings)
+    np.testing.assert_array_equal(ra.attributes, rb.attributes)
+    np.testing.assert_array_equal(ra.second_embeddings, rb.second_embeddings)
+    assert ra.second_encoder.identity == rb.second_encoder.identity

@@ -35,19 +35,24 @@ def test_html_escapes_names_and_states_the_disclaimer():
             {
                 "name": evil,
                 "n_generated_for": 1,
-                "attributed_share": 0.0,
-                "top1_share": 1.0,
-                "set_vote": evil,
+                "heldout_accuracy": 0.5,
+                "unique": False,
+                "set_attribution": {"artist": evil, "attributed": True},
+                "image_share": 1.0,
+                "verdict": "no unique style",
+                "verdict_text": f"no unique style: no basis for a style claim ({evil})",
                 "at_risk": False,
             }
         ],
         "attribution_accuracy": 1.0,
         "n_at_risk": 0,
-        "style_at_risk_share": 0.0,
+        "n_targeted_artists": 1,
+        "n_attributed_not_unique": 1,
         "encoder": "stats",
     }
     page = html_report(results)
     assert evil not in page and "&lt;script&gt;" in page
+    assert "no basis for a style claim" in page
     assert DISCLAIMER in page.replace("&#x27;", "'")
 
 
@@ -109,7 +114,8 @@ def test_html_shows_nearest_works_in_order_and_escapes_file_names(tmp_path):
         "artists": [],
         "attribution_accuracy": None,
         "n_at_risk": 0,
-        "style_at_risk_share": None,
+        "n_targeted_artists": 0,
+        "n_attributed_not_unique": 0,
         "encoder": "stats",
     }
     page = html_report(results)

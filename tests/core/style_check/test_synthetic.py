@@ -67,3 +67,12 @@ def test_works_are_reproducible_and_new_works_seed_draws_new_works(tmp_path):
     pixels = {d: np.asarray(Image.open(next((tmp_path / d).glob("*/work-000.png")))) for d in "abc"}
     assert np.array_equal(pixels["a"], pixels["b"])
     assert not np.array_equal(pixels["a"], pixels["c"])
+
+
+def test_the_docstring_states_the_closeness_the_code_uses():
+    from iclr25.core.style_check import synthetic
+
+    stated = ", ".join(f"{c:g}" if c < 1 else "1.0" for c in synthetic.CLOSENESS_CYCLE)
+    assert stated == "1.0, 0.9, 0.8, 0.6"
+    flat = " ".join(synthetic.__doc__.split())
+    assert "= 1.0 (the same generator under two names" in flat and "0.9, 0.8, 0.6, then" in flat

@@ -1,0 +1,13 @@
+"""Studies of `iclr25 exicl` whose documents docs/exicl.md quotes."""
+
+from __future__ import annotations
+
+from experiments import Study
+
+STUDIES = {
+    "exicl-experiment-quick": Study(
+        args=("exicl", "experiment", "--quick", "--workers", "4"),
+        about="the headline at the quick size (2 seeds, K = 3, 6 rounds × 16 guided samples "
+        "per constraint), reduced to finish on a shared 2-core machine; P2 not measured",
+    ),
+}

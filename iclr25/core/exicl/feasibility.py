@@ -1,0 +1,194 @@
+"""The feasibility function φ_ω(s, i) ∈ [0, 1] and the constraint losses (Eq. 11–13).
+
+Symbols (code → paper):
+
+- :class:`FeasibilityNet` → φ_ω(s_t^i, i): permissibility (1 = allowed) of a state at
+  diffusion level i, a sigmoid MLP on Fourier features of the state and the level i/T
+  (our choice; the paper does not say how i enters). ``members`` networks are evaluated
+  together (K constraints). The mask of a constraint is {cells c : φ(c, 0) < 0.5}.
+  φ depends on the state only: the exact verifier checks state constraints, and a
+  state-action φ would have no mask (the action enters the cost through the states it
+  visits).
+- :func:`noise_robust_icl_loss` → L_NR(ω) = E_i[ −E_{τ∈D_E} mean_t log φ(s_t^i, i)
+  + E_{τ̂~p̃} mean_t log φ(ŝ_t^i, i) ], τ^i ~ q(τ^i | τ^0), i drawn per trajectory with
+  more weight on low noise (i = ⌊T u²⌋, u uniform; our choice), log φ computed as
+  log(φ + 10⁻⁵) as in Malik et al.'s code. Plus −E_{τ∈D_E} mean_t log φ(s_t, 0) on the
+  clean expert states (our addition: the level-0 mask must allow every expert state, and
+  the noised term alone lets the generated term win at low noise).
+- :func:`sparsity_loss` → E_x[1 − φ(x, 0)] over states x drawn uniformly from the map
+  (δ_s in the paper's Eq. 12; "closeness to everything allowed").
+- :func:`info_nce_loss` → δ_d term of Eq. 13, in our InfoNCE form per state x:
+  −log[e^{−d(1, φ)/τ} / (e^{−d(1, φ)/τ} + Σ_{φ̃∈Z} e^{−d(φ̃, φ)/τ})], d(u, v) = |u − v|,
+  positive: the all-permissive constraint 1; negatives: the accepted constraints Z. It is
+  0 when Z is empty and grows as φ approaches an accepted φ̃ where φ̃ forbids.
+- :class:`MaskPermissibility` → φ for a given cell mask (calibration, ``verify``'s GDV):
+  per-cell logits ±``sharpness``, bilinearly interpolated, level ignored.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+LOG_EPS = 1e-5
+FOURIER = 4  # frequencies 2^0 … 2^3 (π per unit): down to ~2 cells on a 16-cell map
+
+
+def features(x, level: float):
+    """(…, 2) unit coordinates and a level in [0, 1] (a float, or a tensor (…, 1)) →
+    features (…, 2 + 4·FOURIER + 1)."""
+    import torch
+
+    parts = [x]
+    for k in range(FOURIER):
+        parts += [torch.sin((2.0**k) * math.pi * x), torch.cos((2.0**k) * math.pi * x)]
+    lv = torch.full_like(x[..., :1], 0.0) + level
+    return torch.cat(parts + [lv], dim=-1)
+
+
+N_FEATURES = 2 + 4 * FOURIER + 1
+
+
+def make_feasibility_net(members: int, hidden: int, seed: int, init_bias: float = 3.0):
+    import torch
+    from torch import nn
+
+    class FeasibilityNet(nn.Module):
+        """``members`` independent MLPs: logits (K, P) of points (K, P, 2) at a level."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            g = torch.Generator().manual_seed(int(seed) % 2**63)
+
+            def init(*shape, fan_in):
+                return nn.Parameter(torch.randn(*shape, generator=g) / math.sqrt(fan_in))
+
+            k = members
+            self.w1 = init(k, N_FEATURES, hidden, fan_in=N_FEATURES)
+            self.b1 = nn.Parameter(torch.zeros(k, 1, hidden))
+            self.w2 = init(k, hidden, hidden, fan_in=hidden)
+            self.b2 = nn.Parameter(torch.zeros(k, 1, hidden))
+            self.w3 = init(k, hidden, 1, fan_in=hidden)
+            self.b3 = nn.Parameter(torch.full((k, 1, 1), float(init_bias)))
+
+        def forward(self, x, level: float):
+            f = features(x, level)  # (K, P, F)
+            h = torch.nn.functional.silu(torch.baddbmm(self.b1, f, self.w1))
+            h = torch.nn.functional.silu(torch.baddbmm(self.b2, h, self.w2))
+            return torch.baddbmm(self.b3, h, self.w3).squeeze(-1)  # (K, P)
+
+    return FeasibilityNet()
+
+
+class MaskPermissibility:
+    """φ of given cell masks (K, H, W), True = infeasible: bilinear ±sharpness logits."""
+
+    def __init__(self, masks: np.ndarray, sharpness: float = 6.0) -> None:
+        import torch
+
+        m = np.asarray(masks, dtype=bool)
+        self.k, self.height, self.width = m.shape
+        self.logits = torch.as_tensor(np.where(m, -sharpness, sharpness), dtype=torch.float32)
+
+    def __call__(self, x, level: float = 0.0):
+        """Logits (K, P) of unit-coordinate points (K, P, 2); the level is ignored."""
+        import torch
+
+        gx = ((x[..., 0] + 1.0) * (self.width - 1) / 2.0).clamp(0, self.width - 1)
+        gy = ((x[..., 1] + 1.0) * (self.height - 1) / 2.0).clamp(0, self.height - 1)
+        x0 = gx.floor().clamp(max=self.width - 2).long()
+        y0 = gy.floor().clamp(max=self.height - 2).long()
+        fx, fy = gx - x0, gy - y0
+        flat = self.logits.reshape(self.k, -1)
+        kk = torch.arange(self.k)[:, None].expand_as(x0)
+
+        def at(yy, xx):
+            return flat[kk, yy * self.width + xx]
+
+        top = at(y0, x0) * (1 - fx) + at(y0, x0 + 1) * fx
+        bottom = at(y0 + 1, x0) * (1 - fx) + at(y0 + 1, x0 + 1) * fx
+        return top * (1 - fy) + bottom * fy
+
+
+def log_phi(logits):
+    import torch
+
+    return torch.log(torch.sigmoid(logits) + LOG_EPS)
+
+
+def cell_centres_unit(width: int, height: int):
+    """(H·W, 2) unit coordinates of every cell centre, row-major [y, x]."""
+    import torch
+
+    ys, xs = np.mgrid[0:height, 0:width]
+    xy = np.stack([xs.ravel() / ((width - 1) / 2.0) - 1, ys.ravel() / ((height - 1) / 2.0) - 1], 1)
+    return torch.as_tensor(xy, dtype=torch.float32)
+
+
+def masks_of(phi_fn, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """(masks (K, H, W) bool: φ(c, 0) < 0.5, φ values (K, H, W)) of every member."""
+    import torch
+
+    pts = cell_centres_unit(width, height)
+    with torch.no_grad():
+        logits = phi_fn(pts[None].expand(_members(phi_fn), -1, -1), 0.0)
+    phi = torch.sigmoid(logits).reshape(-1, height, width).numpy().astype(np.float64)
+    return phi < 0.5, phi
+
+
+def _members(phi_fn) -> int:
+    return phi_fn.k if isinstance(phi_fn, MaskPermissibility) else phi_fn.w1.shape[0]
+
+
+def trajectory_cost(phi_fn, x, level: float, members: int):
+    """c_φ(τ, i) = −Σ_t log φ over states and move midpoints; x (K·b, H, 2) → (K·b,)."""
+    import torch
+
+    mids = 0.5 * (x[:, 1:] + x[:, :-1])
+    pts = torch.cat([x, mids], dim=1)  # (K·b, 2H−1, 2)
+    b = pts.shape[0] // members
+    logits = phi_fn(pts.reshape(members, b * pts.shape[1], 2), level)
+    return -log_phi(logits).reshape(members * b, -1).sum(-1)
+
+
+def draw_levels(n: int, steps: int, generator):
+    import torch
+
+    u = torch.rand(n, generator=generator)
+    return (steps * u * u).long().clamp(max=steps - 1)
+
+
+def noise_robust_icl_loss(phi_fn, expert_u, generated_u, ddpm, generator, extra_expert=None):
+    """L_NR for one member: expert (Ne, H, 2), generated (Ng, H, 2) unit trajectories;
+    ``extra_expert`` (P, 2): further points the expert needs allowed (level 0)."""
+    import torch
+
+    def mean_log_phi(traj):
+        i = draw_levels(len(traj), ddpm.steps, generator)
+        noisy = ddpm.q_sample(traj, i, torch.randn(traj.shape, generator=generator))
+        level = (i.float() / ddpm.steps)[:, None].expand(-1, traj.shape[1])  # (N, H)
+        logits = phi_fn(noisy.reshape(1, -1, 2), level.reshape(1, -1, 1))  # (1, N·H)
+        return log_phi(logits).mean()
+
+    loss = -mean_log_phi(expert_u) + mean_log_phi(generated_u)
+    loss = loss - log_phi(phi_fn(expert_u.reshape(1, -1, 2), 0.0)).mean()  # clean experts
+    if extra_expert is not None and len(extra_expert):
+        loss = loss - log_phi(phi_fn(extra_expert[None], 0.0)).mean()
+    return loss
+
+
+def sparsity_loss(phi_values):
+    return (1.0 - phi_values).mean()
+
+
+def info_nce_loss(phi_values, accepted_values, temperature: float):
+    """φ (P,) of the candidate, φ̃ (A, P) of the accepted constraints → mean over P."""
+    import torch
+
+    if accepted_values is None or len(accepted_values) == 0:
+        return phi_values.sum() * 0.0
+    pos = -(1.0 - phi_values).abs() / temperature  # (P,)
+    neg = -(accepted_values - phi_values[None]).abs() / temperature  # (A, P)
+    logits = torch.cat([pos[None], neg], dim=0)  # (1 + A, P)
+    return (torch.logsumexp(logits, dim=0) - pos).mean()

@@ -1,0 +1,236 @@
+"""Pretraining the embedded base model (the experiment's "LLM" and teacher) on a World.
+
+The paper's students are LLMs that already translate into many languages and can copy
+from text in their context; its teacher is such an LLM prompted to translate. The
+offline analog (issue 22) is a GPT-2-architecture model (3 layers, width 128, syllable
+tokens) trained from scratch on a stream of examples from :mod:`world`:
+
+- **plain** prompts P_0(x) → y_L (share ``1 - mufu_share``): translation from the source
+  into every language L; unlimited fresh sentences for the ten high-resource languages,
+  and for the target ``tel`` only its ``target_pool`` sentences (share ``target_share``)
+  — the low-resource condition;
+- **mufu** prompts P_k(x) → y_L (share ``mufu_share``) whose target L is never ``tel``:
+  k ∈ {1..max_aux} candidates in L's nearest languages (``tel`` excluded), a draft of L
+  with word errors (a sister's cognate, a random word of L, a dropped word; error rate
+  drawn per prompt up to ``draft_error_max``), source words hidden as ``[UNK]`` with
+  probability ``source_dropout`` (so some answers can only come from the candidates),
+  and with probability ``bad_candidates_p`` useless candidates (another sentence's, or
+  an unrelated family's) — the analog of an LLM's in-context copying, and of its
+  robustness to poor candidates.
+
+Deterministic: seeded numpy streams for data, ``torch.manual_seed`` for the weights,
+one torch thread (set by the caller). Training: AdamW, linear warm-up then cosine decay
+to 10 %, gradient clipping at 1.0, loss on answer tokens only (:mod:`sft`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from iclr25.core.mufu import prompts, sft
+from iclr25.core.mufu.world import LANGUAGES, SOURCE, TARGET, Sentence, World, WorldConfig
+from iclr25.core.mufu.world_tokenizer import UNK, display_names
+
+HIGH_RESOURCE = tuple(lang for lang in LANGUAGES if lang != TARGET)
+
+
+@dataclass(frozen=True)
+class PretrainConfig:
+    world: WorldConfig = field(default_factory=WorldConfig)
+    steps: int = 5000
+    plain_batch: int = 64  # ~20 tokens per example
+    mufu_batch: int = 24  # ~70 tokens per example: about the same tokens per step
+    lr: float = 2e-3
+    warmup: int = 300
+    weight_decay: float = 0.01
+    mufu_share: float = 0.3  # share of steps on mufu prompts
+    target_share: float = 0.04  # share of plain examples that translate into tel (its pool)
+    target_pool: int = 200  # tel's parallel sentences: the low-resource condition
+    max_aux: int = 5
+    source_dropout: float = 0.15
+    draft_error_max: float = 0.5
+    candidate_noise: float = 0.05  # word error rate of pretraining candidates
+    bad_candidates_p: float = 0.1
+    n_layer: int = 3
+    n_embd: int = 128
+    n_head: int = 4
+    n_positions: int = 256
+    seed: int = 0
+    eval_sentences: int = 200  # per language, for the chrF printed at the end
+
+
+def target_pool(world: World, n: int) -> list[Sentence]:
+    """tel's pretraining sentences: a function of the world alone."""
+    return world.sample_many(np.random.default_rng([world.config.seed, 2]), n)
+
+
+def eval_sentences(world: World, n: int, exclude=()) -> list[Sentence]:
+    return world.sample_many(np.random.default_rng([world.config.seed, 3]), n, exclude)
+
+
+class ExampleStream:
+    """Seeded (prompt, answer) examples of the two kinds described in the module docstring."""
+
+    def __init__(self, world: World, config: PretrainConfig) -> None:
+        self.world = world
+        self.config = config
+        self.rng = np.random.default_rng([config.seed, 1])
+        self.pool = target_pool(world, config.target_pool)
+        self.names = display_names()
+
+    def plain(self) -> tuple[str, str]:
+        rng, w = self.rng, self.world
+        if rng.random() < self.config.target_share:
+            sentence, lang = self.pool[rng.integers(len(self.pool))], TARGET
+        else:
+            sentence, lang = w.sample(rng), HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
+        row = {"source": w.render(sentence, SOURCE)}
+        return prompts.plain_prompt(row, lang, names=self.names), w.render(sentence, lang)
+
+    def mufu(self) -> tuple[str, str]:
+        rng, w, cfg = self.rng, self.world, self.config
+        sentence = w.sample(rng)
+        lang = HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
+        k = int(rng.integers(1, cfg.max_aux + 1))
+        pool = [x for x in LANGUAGES if x not in (TARGET, lang)]
+        aux = w.nearest(lang, k, pool)
+        cand_sentence = sentence
+        if rng.random() < cfg.bad_candidates_p:
+            if rng.random() < 0.5:
+                cand_sentence = w.sample(rng)
+            else:
+                far = [x for x in pool if w.distances[lang][x] >= 1.0]
+                aux = [far[i] for i in rng.choice(len(far), size=min(k, len(far)), replace=False)]
+        sister = w.nearest(lang, 1, pool)[0]
+        row = {
+            "source": self._source(sentence),
+            "draft": noisy_render(
+                w, sentence, lang, rng.uniform(0, cfg.draft_error_max), rng, sister
+            ),
+        }
+        for a in aux:
+            row[f"cand.{a}"] = noisy_render(w, cand_sentence, a, cfg.candidate_noise, rng)
+        prompt = prompts.mufu_prompt(row, lang, aux, names=self.names)
+        return prompt, w.render(sentence, lang)
+
+    def _source(self, sentence: Sentence) -> str:
+        words = self.world.render(sentence, SOURCE).split()
+        hide = self.rng.random(len(words)) < self.config.source_dropout
+        return " ".join(UNK if h else word for word, h in zip(words, hide, strict=True))
+
+
+def noisy_render(
+    world: World, sentence: Sentence, lang: str, error_p: float, rng, sister=None
+) -> str:
+    """``sentence`` in ``lang`` with each word wrong with probability ``error_p``: a
+    sister's cognate (40 %), a random word of ``lang`` (40 %) or dropped (20 %)."""
+    language = world.languages[lang]
+    words = []
+    for lemma in world.lemma_order(sentence, lang):
+        if rng.random() >= error_p:
+            words.append(language.lexicon[lemma])
+            continue
+        kind = rng.random()
+        if kind < 0.4 and sister is not None:
+            words.append(world.languages[sister].lexicon[lemma])
+        elif kind < 0.8:
+            words.append(language.lexicon[int(rng.integers(len(language.lexicon)))])
+    return " ".join(words) if words else language.lexicon[world.lemma_order(sentence, lang)[0]]
+
+
+def build_model(config: PretrainConfig, vocab_size: int, tokenizer):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(config.seed)
+    model_config = GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=config.n_positions,
+        n_embd=config.n_embd,
+        n_layer=config.n_layer,
+        n_head=config.n_head,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    return GPT2LMHeadModel(model_config)
+
+
+def lr_at(step: int, config: PretrainConfig) -> float:
+    if step < config.warmup:
+        return config.lr * (step + 1) / config.warmup
+    progress = (step - config.warmup) / max(1, config.steps - config.warmup)
+    return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+@dataclass
+class PretrainResult:
+    model: object
+    tokenizer: object
+    world: World
+    log: dict
+
+
+def pretrain(
+    config: PretrainConfig,
+    on_step: Callable[[int, float], None] | None = None,
+    log_every: int = 100,
+) -> PretrainResult:
+    """Train the base model from scratch; ``on_step(step, loss)`` after every step."""
+    import torch
+
+    from iclr25.core.mufu.world_tokenizer import build_tokenizer
+
+    world = World(config.world)
+    tokenizer = build_tokenizer(world)
+    model = build_model(config, len(tokenizer), tokenizer)
+    model.train()
+    stream = ExampleStream(world, config)
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=config.lr, betas=(0.9, 0.98), weight_decay=config.weight_decay
+    )
+    kind_rng = np.random.default_rng([config.seed, 4])
+    history, cpu0, wall0, tokens = [], time.process_time(), time.perf_counter(), 0
+    for step in range(config.steps):
+        mufu = kind_rng.random() < config.mufu_share
+        size = config.mufu_batch if mufu else config.plain_batch
+        pairs = [stream.mufu() if mufu else stream.plain() for _ in range(size)]
+        enc = sft.encode(tokenizer, [p for p, _ in pairs], [a for _, a in pairs])
+        ids, mask, labels = sft.collate(enc, range(len(enc)), tokenizer.pad_token_id)
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, config)
+        loss = sft.loss(model, ids, mask, labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        tokens += int(mask.sum())
+        if on_step is not None:
+            on_step(step, float(loss))
+        if step % log_every == 0 or step == config.steps - 1:
+            history.append(
+                {
+                    "step": step,
+                    "loss": round(float(loss), 4),
+                    "kind": "mufu" if mufu else "plain",
+                    "cpu_s": round(time.process_time() - cpu0, 1),
+                }
+            )
+    model.eval()
+    log = {
+        "config": asdict(config),
+        "history": history,
+        "tokens": tokens,
+        "cpu_s": time.process_time() - cpu0,
+        "wall_s": time.perf_counter() - wall0,
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+    return PretrainResult(model, tokenizer, world, log)

@@ -1,0 +1,318 @@
+"""Per-pair n-gram match counts (chrF's statistics): the definition and the CPU fast path.
+
+Input: for each pair p, a hypothesis and a reference as sequences of positive integer
+symbols (characters or words, densely numbered by the caller), in CSR form
+``(flat symbols, lengths)``. For each order n = 1..N:
+
+- ``match[p, n-1] = Σ_g min(H_p(g), R_p(g))`` over the n-grams g, where H_p and R_p
+  count the n-grams of the hypothesis and of the reference (chrF's intersection);
+- ``covered[p, n-1] = Σ_g H_p(g) · [R_p(g) > 0]``: hypothesis n-grams found in the
+  reference (the copy analysis; its "reference" may hold several candidates separated
+  by N - 1 zero symbols, which no n-gram crosses).
+
+:func:`match_counts_reference` is the definition with ``collections.Counter``;
+:func:`match_counts_cpu` is the vectorised path, exact by construction (no hashing):
+
+1. every symbol gets a dense id 1..A-1 (0 = nothing), ``b`` bits each;
+2. each pair is one row ``[hyp | N-1 zeros | ref | N-1 zeros | padding]``, and each row
+   position i the 64-bit key ``(s_i, s_{i+1}, .., s_{i+N-1}) << 1 | side`` (b bits per
+   symbol, the side bit 0 for the hypothesis, 1 for the reference; a key whose first
+   symbol is 0 is set to 0);
+3. one sort per row. Sorting by the N-symbol window sorts by every prefix, so for each
+   order n the equal n-grams of a row are consecutive: groups start where two
+   neighbours differ above bit ``1 + b(N-n)``. A group is a real n-gram when its n-th
+   symbol is not 0; its reference count R is the number of side bits in it (a cumulative
+   sum), its hypothesis count H the rest;
+4. ``N*b + 1 > 64`` (a large alphabet): the ids are renumbered within each row (a pair has
+   few distinct symbols); a row with more than ``2^(63 // N)`` distinct symbols is
+   computed by the reference (never seen with real sentences).
+
+The CUDA kernel (``kernel.cu``) runs steps 2–4 for one pair per block;
+:func:`emulate_block` transcribes one block's steps in numpy for the tests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+KEY_BITS = 63  # usable key bits besides the side bit
+
+
+# ---------------------------------------------------------------------------------------
+# The definition
+# ---------------------------------------------------------------------------------------
+def _ngrams(seq, n: int) -> Counter:
+    """n-grams of ``seq`` that contain no 0 (a 0 separates candidates)."""
+    seq = list(seq)
+    return Counter(
+        tuple(seq[i : i + n]) for i in range(len(seq) - n + 1) if 0 not in seq[i : i + n]
+    )
+
+
+def pair_counts_reference(hyp, ref, orders: int) -> tuple[list[int], list[int]]:
+    """(match, covered) per order for one pair, by definition."""
+    match, covered = [], []
+    for n in range(1, orders + 1):
+        h, r = _ngrams(hyp, n), _ngrams(ref, n)
+        match.append(sum(min(c, r[g]) for g, c in h.items() if g in r))
+        covered.append(sum(c for g, c in h.items() if g in r))
+    return match, covered
+
+
+def _split(flat, lengths) -> list[np.ndarray]:
+    ends = np.cumsum(lengths)
+    return [flat[e - n : e] for e, n in zip(ends, lengths, strict=True)]
+
+
+def match_counts_reference(hyp, hyp_len, ref, ref_len, orders: int, covered: bool = False):
+    """(n, orders) int64 match counts (and covered counts with ``covered=True``)."""
+    hyps, refs = _split(np.asarray(hyp), hyp_len), _split(np.asarray(ref), ref_len)
+    out = [pair_counts_reference(h, r, orders) for h, r in zip(hyps, refs, strict=True)]
+    m = np.array([o[0] for o in out], dtype=np.int64).reshape(len(out), orders)
+    c = np.array([o[1] for o in out], dtype=np.int64).reshape(len(out), orders)
+    return (m, c) if covered else m
+
+
+# ---------------------------------------------------------------------------------------
+# The vectorised CPU path
+# ---------------------------------------------------------------------------------------
+def dense_ids(symbols: np.ndarray) -> tuple[np.ndarray, int]:
+    """Symbols renumbered 1..A-1 in value order (0 stays 0); returns (ids, A)."""
+    symbols = np.asarray(symbols, dtype=np.int64)
+    if symbols.size == 0:
+        return symbols.astype(np.int64), 1
+    top = int(symbols.max())
+    if top < 1 << 24:  # a lookup table over the value range
+        present = np.zeros(top + 1, dtype=np.int64)
+        present[symbols] = 1
+        present[0] = 0
+        lut = np.cumsum(present)
+        return lut[symbols], int(lut[-1]) + 1
+    values, inverse = np.unique(symbols, return_inverse=True)
+    ids = inverse.astype(np.int64) + (1 if values[0] != 0 else 0)
+    return ids, int(ids.max()) + 1
+
+
+def _rows(hyp_ids, hyp_len, ref_ids, ref_len, orders: int) -> tuple[np.ndarray, np.ndarray]:
+    """(symbols (B, W), side (B, W)) in the row layout of step 2, W = max row + N - 1."""
+    gap = orders - 1
+    n = len(hyp_len)
+    width = max(1, int((hyp_len + ref_len).max(initial=0)) + 2 * gap)
+    sym = np.zeros((n, width), dtype=np.int64)
+    side = np.zeros((n, width), dtype=np.uint64)
+    rows_h = np.repeat(np.arange(n), hyp_len)
+    cols_h = np.arange(hyp_len.sum()) - np.repeat(np.cumsum(hyp_len) - hyp_len, hyp_len)
+    sym[rows_h, cols_h] = hyp_ids
+    rows_r = np.repeat(np.arange(n), ref_len)
+    cols_r = np.arange(ref_len.sum()) - np.repeat(np.cumsum(ref_len) - ref_len, ref_len)
+    cols_r = cols_r + np.repeat(hyp_len + gap, ref_len)
+    sym[rows_r, cols_r] = ref_ids
+    side[np.arange(width)[None, :] >= (hyp_len + gap)[:, None]] = 1
+    return sym, side
+
+
+def _row_local_ids(sym: np.ndarray) -> np.ndarray:
+    """Renumber each row's symbols 1..a_row (0 stays 0): step 4."""
+    order = np.argsort(sym, axis=1, kind="stable")
+    s = np.take_along_axis(sym, order, axis=1)
+    new = np.concatenate([s[:, :1] != 0, s[:, 1:] != s[:, :-1]], axis=1).cumsum(axis=1)
+    local = np.empty_like(sym)
+    np.put_along_axis(local, order, new, axis=1)
+    return local
+
+
+def _window_keys(sym: np.ndarray, side: np.ndarray, orders: int, bits: int) -> np.ndarray:
+    """(B, W) uint64 keys (s_i .. s_{i+N-1}) << 1 | side, 0 where s_i = 0."""
+    n, width = sym.shape
+    padded = np.zeros((n, width + orders - 1), dtype=np.uint64)
+    padded[:, :width] = sym.astype(np.uint64)
+    key = np.zeros((n, width), dtype=np.uint64)
+    for j in range(orders):
+        key |= padded[:, j : j + width] << np.uint64(bits * (orders - 1 - j) + 1)
+    key |= side
+    key[sym == 0] = 0
+    return key
+
+
+def _group_counts(keys: np.ndarray, orders: int, bits: int, covered: bool):
+    """Step 3 on sorted keys (B, W): (match, covered) (B, orders) int64."""
+    n_rows, width = keys.shape
+    flat = keys.ravel()
+    side_cum = np.concatenate([[0], np.cumsum(flat & np.uint64(1), dtype=np.int64)])
+    diff = keys[:, 1:] ^ keys[:, :-1]  # (B, W-1)
+    symbol_mask = np.uint64((1 << bits) - 1)
+    match = np.zeros((n_rows, orders), dtype=np.int64)
+    cover = np.zeros((n_rows, orders), dtype=np.int64) if covered else None
+    start = np.ones((n_rows, width), dtype=bool)
+    for n in range(1, orders + 1):
+        shift = np.uint64(1 + bits * (orders - n))
+        start[:, 1:] = (diff >> shift) != 0
+        starts = np.flatnonzero(start)
+        ends = np.append(starts[1:], flat.size)
+        real = ((flat[starts] >> shift) & symbol_mask) != 0  # the n-th symbol is not 0
+        r = side_cum[ends] - side_cum[starts]
+        h = (ends - starts) - r
+        first = np.searchsorted(starts, np.arange(n_rows) * width)  # each row's first group
+        match[:, n - 1] = np.add.reduceat(np.where(real, np.minimum(h, r), 0), first)
+        if covered:
+            cover[:, n - 1] = np.add.reduceat(np.where(real & (r > 0), h, 0), first)
+    return match, cover
+
+
+def _chunk_counts(hyp_ids, hyp_len, ref_ids, ref_len, orders, bits, covered):
+    sym, side = _rows(hyp_ids, hyp_len, ref_ids, ref_len, orders)
+    fallback = np.zeros(len(hyp_len), dtype=bool)
+    if orders * bits > KEY_BITS:
+        sym = _row_local_ids(sym)
+        bits = max(1, int(sym.max(initial=0)).bit_length())
+        if orders * bits > KEY_BITS:
+            limit = (1 << (KEY_BITS // orders)) - 1
+            fallback = sym.max(axis=1) > limit
+            sym[fallback] = 0
+            bits = KEY_BITS // orders
+    keys = np.sort(_window_keys(sym, side, orders, bits), axis=1)
+    match, cover = _group_counts(keys, orders, bits, covered)
+    return match, cover, fallback
+
+
+def match_counts_cpu(
+    hyp, hyp_len, ref, ref_len, orders: int, covered: bool = False, chunk_symbols: int = 1 << 20
+):
+    """The vectorised path (module docstring); same results as the reference."""
+    hyp_len = np.asarray(hyp_len, dtype=np.int64)
+    ref_len = np.asarray(ref_len, dtype=np.int64)
+    n = len(hyp_len)
+    match = np.zeros((n, orders), dtype=np.int64)
+    cover = np.zeros((n, orders), dtype=np.int64)
+    if n == 0 or orders == 0:
+        return (match, cover) if covered else match
+    ids, alphabet = dense_ids(np.concatenate([np.asarray(hyp), np.asarray(ref)]))
+    hyp_ids, ref_ids = ids[: int(hyp_len.sum())], ids[int(hyp_len.sum()) :]
+    bits = max(1, int(alphabet - 1).bit_length())
+    h_off = np.concatenate([[0], np.cumsum(hyp_len)])
+    r_off = np.concatenate([[0], np.cumsum(ref_len)])
+    total = hyp_len + ref_len
+    order = np.argsort(total, kind="stable")  # similar lengths share a chunk: less padding
+    for chunk in _chunks(total[order], chunk_symbols):
+        rows = order[chunk]
+        h_idx = _gather_index(h_off, rows)
+        r_idx = _gather_index(r_off, rows)
+        m, c, fallback = _chunk_counts(
+            hyp_ids[h_idx], hyp_len[rows], ref_ids[r_idx], ref_len[rows], orders, bits, covered
+        )
+        for i in np.flatnonzero(fallback):
+            p = rows[i]
+            h = hyp_ids[h_off[p] : h_off[p + 1]]
+            r = ref_ids[r_off[p] : r_off[p + 1]]
+            m[i], c_ref = pair_counts_reference(h, r, orders)
+            if covered:
+                c[i] = c_ref
+        match[rows] = m
+        if covered:
+            cover[rows] = c
+    return (match, cover) if covered else match
+
+
+def _chunks(sorted_totals: np.ndarray, chunk_symbols: int) -> list[slice]:
+    """Consecutive slices of the length-sorted rows, each about ``chunk_symbols`` padded
+    symbols (a chunk's width is its last, longest row)."""
+    out, start, n = [], 0, len(sorted_totals)
+    while start < n:
+        lo, hi = start + 1, n  # the largest stop with (stop - start) * width <= budget
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if (mid - start) * (int(sorted_totals[mid - 1]) + 16) <= chunk_symbols:
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append(slice(start, lo))
+        start = lo
+    return out
+
+
+def _gather_index(offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Flat indices of the CSR segments ``rows`` (in that order)."""
+    lengths = offsets[rows + 1] - offsets[rows]
+    starts = np.repeat(offsets[rows] - np.cumsum(lengths) + lengths, lengths)
+    return np.arange(int(lengths.sum())) + starts
+
+
+# ---------------------------------------------------------------------------------------
+# One CUDA block, step by step
+# ---------------------------------------------------------------------------------------
+LOCAL_BITS = 10  # the kernel renumbers each pair's symbols into 10 bits (<= 1023 distinct)
+
+
+def emulate_block(hyp, ref, orders: int) -> tuple[list[int], list[int]] | None:
+    """What one block of ``chrf_pair_counts`` computes for one pair (None: overflow).
+
+    1. local ids: sort (symbol << 12 | position), rank the distinct symbols from 1;
+    2. keys: (local id window) << 1 | side in one array of capacity 2^ceil(log2(len));
+    3. bitonic sort (here: np.sort, the same order);
+    4. for each order, a thread at a group start scans its group and adds min(H, R)."""
+    hyp, ref = np.asarray(hyp, dtype=np.int64), np.asarray(ref, dtype=np.int64)
+    gap = orders - 1
+    sym = np.concatenate([hyp, np.zeros(gap, np.int64), ref, np.zeros(gap, np.int64)])
+    side = np.concatenate([np.zeros(len(hyp) + gap), np.ones(len(ref) + gap)]).astype(np.uint64)
+    local = np.zeros_like(sym)
+    nz = np.flatnonzero(sym)
+    if nz.size:
+        ranks = np.unique(sym[nz], return_inverse=True)[1] + 1
+        if ranks.max() >= 1 << LOCAL_BITS:
+            return None
+        local[nz] = ranks
+    keys = np.sort(_window_keys(local[None, :], side[None, :], orders, LOCAL_BITS)[0])
+    match, cover = [], []
+    for n in range(1, orders + 1):
+        shift = 1 + LOCAL_BITS * (orders - n)
+        prefix = keys >> np.uint64(shift)
+        m = c = 0
+        for j in range(len(keys)):
+            if j > 0 and prefix[j] == prefix[j - 1]:
+                continue  # not a group start
+            if int(prefix[j]) & ((1 << LOCAL_BITS) - 1) == 0:
+                continue  # the n-gram runs past its sequence (or padding)
+            e = j
+            while e < len(keys) and prefix[e] == prefix[j]:
+                e += 1
+            r = int((keys[j:e] & np.uint64(1)).sum())
+            h = (e - j) - r
+            m += min(h, r)
+            c += h if r > 0 else 0
+        match.append(m)
+        cover.append(c)
+    return match, cover
+
+
+# ---------------------------------------------------------------------------------------
+# Bootstrap resample sums
+# ---------------------------------------------------------------------------------------
+def bootstrap_sums_reference(stats, indices) -> np.ndarray:
+    """(R, S) int64: Σ_i stats[indices[r, i]] by definition (a gather, then a sum)."""
+    stats = np.asarray(stats, dtype=np.int64)
+    return stats[np.asarray(indices)].sum(axis=1)
+
+
+def bootstrap_sums_cpu(stats, indices, block: int = 256) -> np.ndarray:
+    """The same sums via how often each segment is drawn: counts (R, n) @ stats (n, S).
+
+    Exact: counts and statistics are integers and every product and partial sum stays
+    below 2^53 (checked), so the float64 matrix product loses nothing."""
+    stats = np.asarray(stats, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    n_res, n = indices.shape
+    if n_res == 0 or stats.shape[1] == 0:
+        return np.zeros((n_res, stats.shape[1]), dtype=np.int64)
+    if n * float(np.abs(stats).max(initial=0)) * max(n, 1) >= 2.0**53:
+        return bootstrap_sums_reference(stats, indices)
+    out = np.empty((n_res, stats.shape[1]), dtype=np.int64)
+    stats_f = stats.astype(np.float64)
+    for s in range(0, n_res, block):
+        rows = indices[s : s + block]  # (b, n)
+        flat = (rows + (np.arange(rows.shape[0]) * len(stats))[:, None]).ravel()
+        counts = np.bincount(flat, minlength=rows.shape[0] * len(stats))
+        counts = counts.reshape(rows.shape[0], len(stats)).astype(np.float64)  # (b, n)
+        out[s : s + rows.shape[0]] = np.rint(counts @ stats_f).astype(np.int64)
+    return out

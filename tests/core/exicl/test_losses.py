@@ -1,0 +1,81 @@
+"""The constraint losses (Eq. 11–13) and the exploration metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from iclr25.core.exicl import feasibility as F
+from iclr25.core.exicl import metrics
+from iclr25.core.exicl.ddpm import DDPM
+
+
+def _phi_at(net, pts):
+    with torch.no_grad():
+        return torch.sigmoid(net(pts[None], 0.0))[0]
+
+
+def test_icl_loss_raises_phi_on_expert_and_lowers_it_on_generated_only_states():
+    torch.manual_seed(0)
+    net = F.make_feasibility_net(1, 32, seed=0, init_bias=0.0)
+    expert = torch.tensor([[[-0.8, -0.8], [-0.6, -0.6], [-0.4, -0.4]]]).repeat(8, 1, 1)
+    generated = torch.tensor([[[0.6, 0.6], [0.7, 0.7], [0.8, 0.8]]]).repeat(8, 1, 1)
+    e_pts, g_pts = expert[0], generated[0]
+    before_e, before_g = _phi_at(net, e_pts), _phi_at(net, g_pts)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    g = torch.Generator().manual_seed(0)
+    ddpm = DDPM(10)
+    for _ in range(60):
+        loss = F.noise_robust_icl_loss(net, expert, generated, ddpm, g)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert (_phi_at(net, e_pts) > before_e).all()
+    assert (_phi_at(net, g_pts) < before_g).all()
+    assert (_phi_at(net, g_pts) < 0.5).all() and (_phi_at(net, e_pts) > 0.5).all()
+
+
+def test_info_nce_is_zero_without_accepted_constraints():
+    phi = torch.rand(50)
+    assert float(F.info_nce_loss(phi, None, 0.1)) == 0.0
+    assert float(F.info_nce_loss(phi, torch.zeros((0, 50)), 0.1)) == 0.0
+
+
+def test_info_nce_grows_as_phi_nears_an_accepted_forbidding_constraint():
+    accepted = torch.zeros((1, 20))  # φ̃ forbids all 20 points
+    levels = (1.0, 0.7, 0.3, 0.0)
+    values = [float(F.info_nce_loss(torch.full((20,), p), accepted, 0.1)) for p in levels]
+    assert all(a < b for a, b in zip(values, values[1:], strict=False))
+    # where φ̃ allows (φ̃ = 1) the positive and negative coincide: log 2, no gradient
+    allowed = torch.ones((1, 20))
+    phi = torch.full((20,), 0.4, requires_grad=True)
+    loss = F.info_nce_loss(phi, allowed, 0.1)
+    loss.backward()
+    assert abs(float(loss) - np.log(2)) < 1e-6
+    assert float(phi.grad.abs().max()) < 1e-6
+
+
+def test_mask_permissibility_reproduces_the_mask_at_cell_centres():
+    mask = np.zeros((1, 6, 5), bool)
+    mask[0, 2, 3] = mask[0, 5, 0] = True
+    phi_fn = F.MaskPermissibility(mask)
+    masks, phi = F.masks_of(phi_fn, 5, 6)
+    np.testing.assert_array_equal(masks, mask)
+
+
+def test_iou_groups_and_cost_variance():
+    region = np.ones((4, 4), bool)
+    a = np.zeros((4, 4), bool)
+    a[:, 0] = True
+    b = a.copy()
+    b[0, 1] = True  # IoU 4/5 with a: same group
+    c = np.zeros((4, 4), bool)
+    c[:, 3] = True  # disjoint: a new group
+    assert metrics.iou(a, b, region) == 0.8
+    assert metrics.distinct_groups([a, b, c], region) == [0, 2]
+    assert metrics.iou(a, a & ~region, region & ~a) == 1.0  # empty on R
+    phi = np.stack([np.where(a, 0.01, 1.0), np.where(c, 0.01, 1.0)])
+    path = [np.array([(0, 0), (1, 0), (2, 0), (3, 0)])]  # crosses both walls once
+    assert metrics.cost_variance(phi, path) < 1e-9
+    path2 = [np.array([(0, 0), (0, 1)])]  # only a's wall
+    assert metrics.cost_variance(phi, path2) > 1.0
