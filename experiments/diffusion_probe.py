@@ -49,5 +49,6 @@ STUDIES["diffusion-probe-threshold"] = Study(
 STUDIES["diffusion-probe-image"] = Study(
     args=("diffusion-probe", "image", "--samples", "128", "--times", "0.1:0.9:0.1"),
     about="the bundled digits DDPM, pixels, DDPM reverse process, Gaussian control "
-    "(128 images at 9 times: the planned 512 at 19 times is about 80 CPU-minutes)",
+    "(128 images at 9 times, about 100 s; the planned 512 images at 19 times was not run "
+    "in this round)",
 )
