@@ -16,6 +16,7 @@ PAPERS: dict[str, tuple[str, ...]] = {
     "style-check": ("moayeri2025rethinking",),
     "carbon-report": ("morrison2025holistically",),
     "gpu-bench": ("spector2025thunderkittens",),
+    "diffusion-probe": ("sclocchi2025probing", "cagnetta2024rhm"),
     "exicl": ("zhao2025exploratory", "malik2021inverse", "janner2022planning"),
     "mufu": ("lim2025mufu",),
     "ph-dgn": ("heilig2025porthamiltonian",),

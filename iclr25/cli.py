@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "carbon_report",
     "exicl",
     "gpu_bench",
+    "diffusion_probe",
     "mufu",
     "ph_dgn",
     "pi_dion",

@@ -313,7 +313,10 @@ FIRST_CLASS: dict[str, Callable[[str, OpOptions, str], list[BenchCase]]] = {
 # --- hot paths of registered kernels ----------------------------------------------------
 #: kernels whose gpu-bench case is measured against a core module's CPU/CuPy path: the
 #: case lives in core (``iclr25/gpu/`` never imports ``iclr25/core/``)
-CORE_HOT_PATHS = {"bandit_sequential": "iclr25.core.bandit_replicable.gpu_cases"}
+CORE_HOT_PATHS = {
+    "bandit_sequential": "iclr25.core.bandit_replicable.gpu_cases",
+    "rhm_bp": "iclr25.core.diffusion_probe.gpu_cases",
+}
 
 
 def _hot_path_module(spec):
