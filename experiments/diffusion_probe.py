@@ -38,7 +38,8 @@ _RHM = (
 STUDIES = {
     f"diffusion-probe-rhm-{noise}": Study(
         args=(*_RHM, "--noise", noise),
-        about=f"RHM (9,6,3), depths 3-5, {noise} noise, 2000 samples, 4 instances, Markov and iid controls",
+        about=f"RHM (9,6,3), depths 3-5, {noise} noise, 2000 samples, 4 instances, "
+        "Markov and iid controls",
     )
     for noise in ("flip", "mask", "soft")
 }

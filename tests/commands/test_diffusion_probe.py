@@ -174,14 +174,30 @@ def test_a_tiny_diffusers_pipeline_runs_through_the_image_probe(cli, tmp_path):
 
     torch.manual_seed(0)
     unet = UNet2DModel(
-        sample_size=8, in_channels=1, out_channels=1, layers_per_block=1,
-        block_out_channels=(8, 16), down_block_types=("DownBlock2D", "DownBlock2D"),
-        up_block_types=("UpBlock2D", "UpBlock2D"), norm_num_groups=4,
+        sample_size=8,
+        in_channels=1,
+        out_channels=1,
+        layers_per_block=1,
+        block_out_channels=(8, 16),
+        down_block_types=("DownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "UpBlock2D"),
+        norm_num_groups=4,
     )
     unet.save_pretrained(tmp_path / "pipe" / "unet")
     DDPMScheduler(num_train_timesteps=20).save_pretrained(tmp_path / "pipe" / "scheduler")
-    res = cli("diffusion-probe", "image", "--pipeline", tmp_path / "pipe", "--samples", "16",
-              "--times", "0.3,0.6,0.9", "--json", "--out", tmp_path / "run")
+    res = cli(
+        "diffusion-probe",
+        "image",
+        "--pipeline",
+        tmp_path / "pipe",
+        "--samples",
+        "16",
+        "--times",
+        "0.3,0.6,0.9",
+        "--json",
+        "--out",
+        tmp_path / "run",
+    )
     assert res.returncode == 0, res
     out = res.json()["results"]
     assert [r["t"] for r in out["per_time"]] == [0.3, 0.6, 0.9]
