@@ -245,7 +245,14 @@ def test_track_forwards_ctrl_c_and_keeps_partial_measurements(tmp_path):
         "-c",
         child,
     ]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # a test run started in the background by a shell inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.time() + 60
     while not ready.exists() and time.time() < deadline:
         time.sleep(0.05)
