@@ -163,6 +163,8 @@ def test_ctrl_c_stops_a_process_pool_and_leaves_nothing_behind(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # a test run started in the background by a shell inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 90
     while len(list(started.iterdir())) < 3 and time.monotonic() < deadline:

@@ -126,6 +126,8 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # a test run started in the background by a shell inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     tasks_dir = cache / "tasks"
     wait_until(lambda: tasks_dir.is_dir() and any(tasks_dir.glob("*.json")), 90, "a result")
