@@ -370,26 +370,34 @@ def alibi_slopes(heads: int, device: str = "cpu"):
     return torch.tensor([2.0 ** (-8.0 * (h + 1) / heads) for h in range(heads)], device=device)
 
 
-def _fla_reference(data: list[tuple], slopes) -> Callable[[int], Any]:
-    """flash-linear-attention's chunked kernels, fed their native (B, T, H, D) layout
-    (contiguous copies made once per input set, untimed) and returning (B, H, T, D) views;
-    import errors surface when the reference is probed."""
+def _fla_native(data: list[tuple], call: Callable) -> Callable[[int], Any]:
+    """A flash-linear-attention kernel fed its native (B, T, H, D) layout (contiguous
+    copies made once per input set, untimed) and returning a (B, H, T, D) view, as every
+    other output; ``call(q, k, v)`` imports fla, so import errors surface when the
+    reference is probed."""
     native: dict[int, tuple] = {}
 
     def run(i):
+        if i not in native:
+            native[i] = tuple(t.transpose(1, 2).contiguous() for t in data[i])  # (B, T, H, D)
+        out = call(*native[i])
+        return (out[0] if isinstance(out, tuple) else out).transpose(1, 2)
+
+    return run
+
+
+def _fla_reference(data: list[tuple], slopes) -> Callable[[int], Any]:
+    """flash-linear-attention's chunked linear attention (with decay: simple GLA)."""
+
+    def call(q, k, v):
         from fla.ops.linear_attn import chunk_linear_attn
         from fla.ops.simple_gla import chunk_simple_gla
 
-        if i not in native:
-            native[i] = tuple(t.transpose(1, 2).contiguous() for t in data[i])  # (B, T, H, D)
-        q, k, v = native[i]
         if slopes is None:
-            out = chunk_linear_attn(q, k, v, scale=1.0, normalize=False)[0]
-        else:
-            out = chunk_simple_gla(q, k, v, g_gamma=-slopes, scale=1.0)[0]
-        return out.transpose(1, 2)  # (B, H, T, D), as every other output
+            return chunk_linear_attn(q, k, v, scale=1.0, normalize=False)
+        return chunk_simple_gla(q, k, v, g_gamma=-slopes, scale=1.0)
 
-    return run
+    return _fla_native(data, call)
 
 
 def build_linear_gpu(
@@ -456,21 +464,15 @@ def build_linear_cpu(
 
 # --- Based ---------------------------------------------------------------------------------
 def _fla_based(data: list[tuple]) -> Callable[[int], Any]:
-    """flash-linear-attention's fused chunked Based kernel (native (B, T, H, D) layout,
-    copies made once per input set, untimed; q is pre-scaled as ours is, so ``scale=1``)."""
-    native: dict[int, tuple] = {}
+    """flash-linear-attention's fused chunked Based kernel (q is pre-scaled as ours is,
+    so ``scale=1``)."""
 
-    def run(i):
+    def call(q, k, v):
         from fla.ops.based import fused_chunk_based
 
-        if i not in native:
-            native[i] = tuple(t.transpose(1, 2).contiguous() for t in data[i])  # (B, T, H, D)
-        q, k, v = native[i]
-        out = fused_chunk_based(q, k, v, scale=1.0, use_norm=True)
-        out = out[0] if isinstance(out, tuple) else out
-        return out.transpose(1, 2)
+        return fused_chunk_based(q, k, v, scale=1.0, use_norm=True)
 
-    return run
+    return _fla_native(data, call)
 
 
 def build_based_gpu(
