@@ -91,6 +91,15 @@ def worker_state(config: dict, seed: int) -> dict:
     }
 
 
+def sigint_default() -> None:
+    """``preexec_fn`` for a CLI a test interrupts: SIGINT back to its default, so the
+    child turns it into KeyboardInterrupt even when the test run itself was started in the
+    background by a shell (which leaves SIGINT ignored, and children inherit that)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_until(condition, timeout_s: float, what: str, every_s: float = 0.05):
     """Poll ``condition()`` until it returns something truthy (returned), or fail."""
     import time

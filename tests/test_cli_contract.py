@@ -9,7 +9,7 @@ from pathlib import Path
 
 from iclr25 import __version__
 from iclr25.output import TOP_LEVEL_KEYS
-from iclr25.testing import error_line
+from iclr25.testing import error_line, sigint_default
 
 
 def test_help_lists_every_registered_command(cli):
@@ -145,8 +145,6 @@ def test_cite_unknown_command_lists_valid_ones(cli):
 
 
 def _start_long_run(console_command, out):
-    import signal
-
     cmd = [*console_command, "bandit-replicable", "run", "--algo"]
     cmd += ["ucb1", "--horizon", "1000000", "--runs", "20000", "--out", str(out)]
     return subprocess.Popen(
@@ -154,7 +152,7 @@ def _start_long_run(console_command, out):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_default,
     )
 
 

@@ -20,7 +20,7 @@ import pytest
 from iclr25 import parallel, parallel_dask
 from iclr25.errors import UsageError
 from iclr25.parallel import Execution, Task, derive_seed
-from iclr25.testing import error_line, sample_task
+from iclr25.testing import error_line, sample_task, sigint_default
 
 REPO = Path(__file__).resolve().parent.parent
 APP = Path(__file__).resolve().parent / "parallel_app.py"
@@ -163,8 +163,7 @@ def test_ctrl_c_stops_a_process_pool_and_leaves_nothing_behind(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        # a test run started in the background by a shell inherits SIGINT ignored
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_default,
     )
     deadline = time.monotonic() + 90
     while len(list(started.iterdir())) < 3 and time.monotonic() < deadline:

@@ -27,7 +27,7 @@ import pytest
 
 from iclr25.output import to_jsonable
 from iclr25.parallel import Execution, Task, derive_seed, run_tasks
-from iclr25.testing import DaskProcesses, error_line, sample_task, wait_until
+from iclr25.testing import DaskProcesses, error_line, sample_task, sigint_default, wait_until
 
 distributed = pytest.importorskip("distributed")
 
@@ -126,8 +126,7 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        # a test run started in the background by a shell inherits SIGINT ignored
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_default,
     )
     tasks_dir = cache / "tasks"
     wait_until(lambda: tasks_dir.is_dir() and any(tasks_dir.glob("*.json")), 90, "a result")

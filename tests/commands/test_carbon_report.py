@@ -12,7 +12,7 @@ import time
 import pytest
 
 from iclr25.commands.carbon_report import example_file
-from iclr25.testing import error_line
+from iclr25.testing import error_line, sigint_default
 
 KEYS = (
     "energy_kwh",
@@ -250,8 +250,7 @@ def test_track_forwards_ctrl_c_and_keeps_partial_measurements(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # a test run started in the background by a shell inherits SIGINT ignored
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=sigint_default,
     )
     deadline = time.time() + 60
     while not ready.exists() and time.time() < deadline:
