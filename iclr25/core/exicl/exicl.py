@@ -35,6 +35,7 @@ from iclr25.core.exicl.demos import Demos
 from iclr25.core.exicl.gdv import gdv_verdicts
 from iclr25.core.exicl.prior import Prior, to_unit
 from iclr25.core.exicl.sampler import Guidance, sample
+from iclr25.core.exicl.verifier import most_restrictive_mask
 from iclr25.errors import UsageError
 
 
@@ -55,6 +56,8 @@ class ExiclConfig:
     guidance_scale: float = 0.2  # α of the guided reverse step
     gdv_samples: int = 4  # guided samples per demonstration for the GDV verdict
     tolerance: float = 0.10
+    cell_table: bool = True  # φ's per-cell logit table (module docstring of .feasibility)
+    table_lr: float = 0.1  # Adam step of the table (logits move ~O(1) per few rounds)
 
     def validate(self) -> None:
         checks = (
@@ -136,8 +139,13 @@ def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: E
 
     g = torch.Generator().manual_seed(seed % 2**63)
     rng = np.random.default_rng(seed)
-    net = F.make_feasibility_net(1, config.hidden, seed)
-    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+    cells = (spec.width, spec.height) if config.cell_table else None
+    net = F.make_feasibility_net(1, config.hidden, seed, cells=cells)
+    mlp = [p for name, p in net.named_parameters() if name != "table"]
+    groups = [{"params": mlp, "lr": config.lr}]
+    if net.table is not None:
+        groups.append({"params": [net.table], "lr": config.table_lr})
+    opt = torch.optim.Adam(groups)
     expert_u = _expert_unit(demos, prior)
     guidance = Guidance(scale=config.guidance_scale)
     lam = config.lambda_init
@@ -188,7 +196,7 @@ def explore(spec, demos: Demos, prior: Prior, config: ExiclConfig, seed: int,
     for k in range(config.k):
         net, lam = learn_constraint(spec, demos, prior, accepted, config, seed + 7919 * k, on_round)
         masks, phi = F.masks_of(net, spec.width, spec.height)
-        masks &= ~spec.walls
+        masks &= most_restrictive_mask(spec, demos)[None]  # never a cell the experts need
         v = gdv_check(spec, demos, prior, net, np.array([lam]), masks, config, seed + k, 1)
         ok = bool(v.feasible[0])
         if ok:
