@@ -13,7 +13,11 @@ K constraints are learned one after another. For constraint k (fresh φ_ω, λ_k
    λ·E[c − ε]", which read literally drives λ to 0 when the samples cost more than ε; we
    use the dual-ascent sign (paper note, item 4).
 
-After ``rounds`` rounds the candidate's mask is {c : φ(c, 0) < 0.5}. **Acceptance** (the
+After ``rounds`` rounds the candidate's mask is {c : φ(c, 0) < 0.5} minus the cells the
+demonstrations need (visited cells and the corners of their diagonal moves): ICL assumes
+the experts feasible, so no constraint may forbid what they did (our rule; without it a few
+expert cells next to a blocked shortcut fell below 0.5 and made the candidate exactly
+infeasible for a reason the ICL premise already excludes). **Acceptance** (the
 paper gives no rule; ours): the candidate enters Z when the GDV (:mod:`.gdv`) finds it
 feasible — φ allows every demonstration state and no guided sample under it is a shortcut
 beyond the tolerance. Rejected candidates are still reported. With δ_d = 0 (the control)

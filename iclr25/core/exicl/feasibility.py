@@ -6,6 +6,15 @@ Symbols (code → paper):
   diffusion level i, a sigmoid MLP on Fourier features of the state and the level i/T
   (our choice; the paper does not say how i enters). ``members`` networks are evaluated
   together (K constraints). The mask of a constraint is {cells c : φ(c, 0) < 0.5}.
+  With ``cells`` the logit gets a per-cell table ω_c, bilinearly interpolated between cell
+  centres, added **at the clean level i = 0 only**: logit(s, i) = MLP(s, i) + 1[i = 0]·ω(s).
+  Why (our diagnosis of the infeasible constraints): the smooth MLP (shortest wavelength
+  ≈ 2 cells) cannot put φ < 0.5 on a one-cell wall whose neighbours on both sides are
+  expert cells pushed to φ ≈ 1, so shortcuts stayed open right at the pinch point; and a
+  table that also acted on noised states (even slightly noised: σ ≈ 1 cell at i = 1 of the
+  20-level cosine schedule) had the noised expert states raise φ on the wall cells next to
+  them. The noise-conditioned part stays the MLP; the table refines the clean level, where
+  masks are read and verdicts made.
   φ depends on the state only: the exact verifier checks state constraints, and a
   state-action φ would have no mask (the action enters the cost through the states it
   visits).
