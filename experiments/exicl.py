@@ -12,8 +12,8 @@ STUDIES = {
         "reduced to finish on a shared 2-core machine",
     ),
     "exicl-calibrate": Study(
-        args=("exicl", "calibrate", "--candidates", "64"),
-        about="GDV against exact verdicts on 64 masks of the wall layout (seed 0): half the "
+        args=("exicl", "calibrate", "--candidates", "16"),
+        about="GDV against exact verdicts on 16 masks of the wall layout (seed 0): half the "
         "hidden wall with cells flipped, half random; sized for a shared 2-core machine",
     ),
 }
