@@ -80,4 +80,31 @@ def render_experiment(sources) -> str:
     )
 
 
-SECTIONS = {"priors": render_priors, "experiment": render_experiment}
+CALIBRATION = "experiments/results/exicl-calibrate.json"
+
+
+def render_calibrate(sources) -> str:
+    doc = sources.load(CALIBRATION)
+    res = doc["document"]["results"]
+    rows = [
+        [
+            "all",
+            res["candidates"],
+            res["exact_feasible"],
+            res["gdv_feasible"],
+            num(res["precision"]),
+            num(res["recall"]),
+            pct(res["agreement"]),
+        ]
+    ]
+    for kind, r in res["by_kind"].items():
+        n = res["candidates"] // 2
+        rows.append([kind, n, r["exact_feasible"], r["gdv_feasible"], num(r["precision"]),
+                     num(r["recall"]), pct(r["agreement"])])  # fmt: skip
+    headers = ["candidates", "masks", "exactly feasible", "GDV feasible", "precision",
+               "recall", "agreement"]  # fmt: skip
+    return md_table(rows, headers)
+
+
+SECTIONS = {"priors": render_priors, "experiment": render_experiment,
+            "calibrate": render_calibrate}  # fmt: skip
