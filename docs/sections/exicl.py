@@ -25,7 +25,9 @@ def render_priors(sources) -> str:
     return md_table(rows, headers)
 
 
-def _ci(entry: dict) -> str:
+def _ci(entry: dict | None) -> str:
+    if entry is None:
+        return "—"
     ci = entry["ci95"]
     return interval(entry["mean"], *(ci or (None, None)))
 
@@ -46,7 +48,7 @@ def render_experiment(sources) -> str:
             metric_rows.append([
                 f"`{layout}`", method, _ci(m["n_distinct_feasible"]),
                 _ci(m["exact_feasible_share"]), _ci(m["mean_iou_with_true"]),
-                _ci(m["cost_variance"]), _ci(m["verifier_agreement"]),
+                _ci(m["cost_variance"]), _ci(m.get("verifier_agreement")),
             ])  # fmt: skip
     metrics = md_table(metric_rows, ["layout", "method", "distinct feasible", "feasible share",
                                      "IoU with truth", "cost variance", "GDV = exact"])  # fmt: skip
@@ -59,6 +61,11 @@ def render_experiment(sources) -> str:
             "ExICL and the control produced identical metrics on `wall`: no candidate passed "
             "the GDV, so none was accepted and the diversity term never had a negative — "
             "with our acceptance rule the exploration then reduces to the control."
+        )
+    elif wall["exicl"]["n_distinct_feasible"] == wall["control"]["n_distinct_feasible"]:
+        notes.append(
+            "ExICL and the control found the same number of distinct feasible constraints "
+            "on `wall` in every seed."
         )
     if not any(m["n_exact_feasible"]["mean"] for lay in res["methods"].values()
                for m in lay.values()):  # fmt: skip
@@ -73,4 +80,31 @@ def render_experiment(sources) -> str:
     )
 
 
-SECTIONS = {"priors": render_priors, "experiment": render_experiment}
+CALIBRATION = "experiments/results/exicl-calibrate.json"
+
+
+def render_calibrate(sources) -> str:
+    doc = sources.load(CALIBRATION)
+    res = doc["document"]["results"]
+    rows = [
+        [
+            "all",
+            res["candidates"],
+            res["exact_feasible"],
+            res["gdv_feasible"],
+            num(res["precision"]),
+            num(res["recall"]),
+            pct(res["agreement"]),
+        ]
+    ]
+    for kind, r in res["by_kind"].items():
+        n = res["candidates"] // 2
+        rows.append([kind, n, r["exact_feasible"], r["gdv_feasible"], num(r["precision"]),
+                     num(r["recall"]), pct(r["agreement"])])  # fmt: skip
+    headers = ["candidates", "masks", "exactly feasible", "GDV feasible", "precision",
+               "recall", "agreement"]  # fmt: skip
+    return md_table(rows, headers)
+
+
+SECTIONS = {"priors": render_priors, "experiment": render_experiment,
+            "calibrate": render_calibrate}  # fmt: skip

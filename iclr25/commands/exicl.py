@@ -3,8 +3,9 @@
 Zhao, Xu, Yue, Liu, ICLR 2025. "ICL" is *inverse constraint learning* here — recovering a
 constraint from demonstrations optimal under it — not in-context learning (`icl-order`).
 Subcommands: ``train-prior`` (the trajectory diffusion prior), ``recover`` (K constraints
-from demonstrations, each checked exactly), ``verify`` (exact verdicts of given masks) and
-``experiment`` (the headline: ExICL against an equal-budget control). The method lives in
+from demonstrations, each checked exactly), ``verify`` (exact verdicts of given masks),
+``calibrate`` (GDV against exact verdicts: precision, recall) and ``experiment`` (the
+headline: ExICL against an equal-budget control and max-entropy ICL). The method lives in
 :mod:`iclr25.core.exicl`; options in :mod:`.exicl_options`.
 """
 
@@ -125,6 +126,34 @@ def verify_command(
     with run.timer("verify_s"):
         results = verify_masks(problem, arrays, tolerance, opt.verify_device(run))
     run.finish(results, {"masks": str(masks), "tolerance": tolerance}, opt.render_verify)
+
+
+# ---------------------------------------------------------------------------------------
+# calibrate
+# ---------------------------------------------------------------------------------------
+@command(app, "calibrate", epilog=opt.CALIBRATE_KEYS)
+def calibrate_command(
+    candidates: opt.CandidatesOpt = 2000,
+    layout: opt.LayoutOpt = opt.Layout.wall,
+    prior: opt.PriorOpt = None,
+    tolerance: opt.ToleranceOpt = 0.10,
+    *,
+    run: Run,
+) -> None:
+    """GDV against exact verdicts on perturbed and random masks of a built-in layout (drawn
+    from --seed): precision and recall of "feasible"."""
+    from iclr25.core.exicl.calibrate import CalibrateConfig, calibrate
+    from iclr25.core.exicl.pipeline import check_inputs, load_problem
+    from iclr25.runner import require
+
+    require(candidates >= 1, f"--candidates {candidates} is below 1", "use ≥ 1")
+    problem = load_problem(None, None, layout.value, run.seed)
+    config = CalibrateConfig(candidates=candidates, tolerance=tolerance)
+    check_inputs(problem, 10**9, tolerance)
+    model = opt.obtain_prior(run, prior, problem, 32)
+    with run.progress("masks", total=candidates) as advance, run.timer("calibrate_s"):
+        results = calibrate(problem, model, config, run.seed, advance)
+    run.finish(results, config, opt.render_calibrate)
 
 
 # ---------------------------------------------------------------------------------------

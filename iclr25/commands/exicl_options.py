@@ -95,10 +95,18 @@ VERIFY_KEYS = (
     "mean_pairwise_iou, relevant_cells."
 )
 EXPERIMENT_KEYS = (
-    "JSON results: verdict, summary, hypothesis, control, conditions {P1, P3, P4: {value, "
-    "ci95, threshold, passed, text}}, methods {layout: {method: {per_seed, mean, ci95}}}, "
-    "seeds, not_measured."
+    "JSON results: verdict, summary, hypothesis, control, baseline, conditions {P1, P2, P3, "
+    "P4: {value, ci95, threshold, passed, text}}, methods {layout: {exicl | control | maxent: "
+    "{metric: {per_seed, mean, ci95}}}}, seeds."
 )
+CALIBRATE_KEYS = (
+    "JSON results: precision, recall, agreement, exact_feasible, gdv_feasible, candidates, "
+    "by_kind {perturbed, random: {precision, recall, agreement, exact_feasible, "
+    "gdv_feasible}} (positive = feasible)."
+)
+CandidatesOpt = Annotated[
+    int, typer.Option("--candidates", help="Masks to judge (half perturbed truth, half random).")
+]
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,3 +290,19 @@ def render_experiment(console, results) -> None:
     ]
     console.print(rows_table(rows, title="exicl experiment: pass conditions (fixed in code)"))
     console.print(results["summary"])
+
+
+def render_calibrate(console, results) -> None:
+    from iclr25.output import rows_table
+
+    rows = [
+        {
+            "candidates": "all",
+            **{
+                k: results[k]
+                for k in ("precision", "recall", "agreement", "exact_feasible", "gdv_feasible")
+            },
+        }
+    ]
+    rows += [{"candidates": kind, **r} for kind, r in results["by_kind"].items()]
+    console.print(rows_table(rows, title="exicl calibrate: GDV against the exact verdict"))

@@ -118,3 +118,15 @@ def test_recover_same_seed_same_results(cli, small, tmp_path):
     for row in ra["constraints"]:  # the exact verdict agrees with its own gap
         if row["exact_feasible"]:
             assert row["expert_violations"] == 0 and row["relative_gap"] <= 0.1 + 1e-9
+
+
+def test_calibrate_reports_precision_and_recall(cli):
+    result = cli("exicl", "calibrate", "--candidates", "2", "--json")
+    assert result.returncode == 0, result
+    res = result.json()["results"]
+    assert res["candidates"] == 2 and set(res["by_kind"]) == {"perturbed", "random"}
+    assert res["gdv_feasible"] + res["exact_feasible"] <= 4
+    for key in ("precision", "recall"):
+        assert res[key] is None or 0.0 <= res[key] <= 1.0
+    bad = cli("exicl", "calibrate", "--candidates", "0")
+    assert bad.returncode == 2 and "--candidates 0 is below 1" in bad.stderr

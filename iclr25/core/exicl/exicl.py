@@ -13,7 +13,11 @@ K constraints are learned one after another. For constraint k (fresh φ_ω, λ_k
    λ·E[c − ε]", which read literally drives λ to 0 when the samples cost more than ε; we
    use the dual-ascent sign (paper note, item 4).
 
-After ``rounds`` rounds the candidate's mask is {c : φ(c, 0) < 0.5}. **Acceptance** (the
+After ``rounds`` rounds the candidate's mask is {c : φ(c, 0) < 0.5} minus the cells the
+demonstrations need (visited cells and the corners of their diagonal moves): ICL assumes
+the experts feasible, so no constraint may forbid what they did (our rule; without it a few
+expert cells next to a blocked shortcut fell below 0.5 and made the candidate exactly
+infeasible for a reason the ICL premise already excludes). **Acceptance** (the
 paper gives no rule; ours): the candidate enters Z when the GDV (:mod:`.gdv`) finds it
 feasible — φ allows every demonstration state and no guided sample under it is a shortcut
 beyond the tolerance. Rejected candidates are still reported. With δ_d = 0 (the control)
@@ -35,6 +39,7 @@ from iclr25.core.exicl.demos import Demos
 from iclr25.core.exicl.gdv import gdv_verdicts
 from iclr25.core.exicl.prior import Prior, to_unit
 from iclr25.core.exicl.sampler import Guidance, sample
+from iclr25.core.exicl.verifier import most_restrictive_mask
 from iclr25.errors import UsageError
 
 
@@ -55,6 +60,8 @@ class ExiclConfig:
     guidance_scale: float = 0.2  # α of the guided reverse step
     gdv_samples: int = 4  # guided samples per demonstration for the GDV verdict
     tolerance: float = 0.10
+    cell_table: bool = True  # φ's per-cell logit table (module docstring of .feasibility)
+    table_lr: float = 0.1  # Adam step of the table (logits move ~O(1) per few rounds)
 
     def validate(self) -> None:
         checks = (
@@ -136,8 +143,13 @@ def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: E
 
     g = torch.Generator().manual_seed(seed % 2**63)
     rng = np.random.default_rng(seed)
-    net = F.make_feasibility_net(1, config.hidden, seed)
-    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+    cells = (spec.width, spec.height) if config.cell_table else None
+    net = F.make_feasibility_net(1, config.hidden, seed, cells=cells)
+    mlp = [p for name, p in net.named_parameters() if name != "table"]
+    groups = [{"params": mlp, "lr": config.lr}]
+    if net.table is not None:
+        groups.append({"params": [net.table], "lr": config.table_lr})
+    opt = torch.optim.Adam(groups)
     expert_u = _expert_unit(demos, prior)
     guidance = Guidance(scale=config.guidance_scale)
     lam = config.lambda_init
@@ -188,7 +200,7 @@ def explore(spec, demos: Demos, prior: Prior, config: ExiclConfig, seed: int,
     for k in range(config.k):
         net, lam = learn_constraint(spec, demos, prior, accepted, config, seed + 7919 * k, on_round)
         masks, phi = F.masks_of(net, spec.width, spec.height)
-        masks &= ~spec.walls
+        masks &= most_restrictive_mask(spec, demos)[None]  # never a cell the experts need
         v = gdv_check(spec, demos, prior, net, np.array([lam]), masks, config, seed + k, 1)
         ok = bool(v.feasible[0])
         if ok:

@@ -6,6 +6,15 @@ Symbols (code → paper):
   diffusion level i, a sigmoid MLP on Fourier features of the state and the level i/T
   (our choice; the paper does not say how i enters). ``members`` networks are evaluated
   together (K constraints). The mask of a constraint is {cells c : φ(c, 0) < 0.5}.
+  With ``cells`` the logit gets a per-cell table ω_c, bilinearly interpolated between cell
+  centres, added **at the clean level i = 0 only**: logit(s, i) = MLP(s, i) + 1[i = 0]·ω(s).
+  Why (our diagnosis of the infeasible constraints): the smooth MLP (shortest wavelength
+  ≈ 2 cells) cannot put φ < 0.5 on a one-cell wall whose neighbours on both sides are
+  expert cells pushed to φ ≈ 1, so shortcuts stayed open right at the pinch point; and a
+  table that also acted on noised states (even slightly noised: σ ≈ 1 cell at i = 1 of the
+  20-level cosine schedule) had the noised expert states raise φ on the wall cells next to
+  them. The noise-conditioned part stays the MLP; the table refines the clean level, where
+  masks are read and verdicts made.
   φ depends on the state only: the exact verifier checks state constraints, and a
   state-action φ would have no mask (the action enters the cost through the states it
   visits).
@@ -50,7 +59,8 @@ def features(x, level: float):
 N_FEATURES = 2 + 4 * FOURIER + 1
 
 
-def make_feasibility_net(members: int, hidden: int, seed: int, init_bias: float = 3.0):
+def make_feasibility_net(members: int, hidden: int, seed: int, init_bias: float = 3.0,
+                         cells: tuple[int, int] | None = None):  # fmt: skip
     import torch
     from torch import nn
 
@@ -71,14 +81,46 @@ def make_feasibility_net(members: int, hidden: int, seed: int, init_bias: float 
             self.b2 = nn.Parameter(torch.zeros(k, 1, hidden))
             self.w3 = init(k, hidden, 1, fan_in=hidden)
             self.b3 = nn.Parameter(torch.full((k, 1, 1), float(init_bias)))
+            w, h = cells if cells is not None else (0, 0)
+            self.table = nn.Parameter(torch.zeros(k, h, w)) if cells is not None else None
 
-        def forward(self, x, level: float):
+        def forward(self, x, level):
             f = features(x, level)  # (K, P, F)
             h = torch.nn.functional.silu(torch.baddbmm(self.b1, f, self.w1))
             h = torch.nn.functional.silu(torch.baddbmm(self.b2, h, self.w2))
-            return torch.baddbmm(self.b3, h, self.w3).squeeze(-1)  # (K, P)
+            logits = torch.baddbmm(self.b3, h, self.w3).squeeze(-1)  # (K, P)
+            if self.table is None:
+                return logits
+            clean = (f[..., -1] <= 0.0).to(logits.dtype)  # (K, P): the table acts at level 0
+            return logits + clean * bilinear(self.table, x)
+
+        @property
+        def k(self) -> int:
+            return self.w1.shape[0]
 
     return FeasibilityNet()
+
+
+def bilinear(table, x):
+    """Values of per-cell tables (K, H, W) at unit-coordinate points (K, P, 2), bilinearly
+    interpolated between cell centres (clamped at the border) → (K, P)."""
+    import torch
+
+    k, height, width = table.shape
+    gx = ((x[..., 0] + 1.0) * (width - 1) / 2.0).clamp(0, width - 1)
+    gy = ((x[..., 1] + 1.0) * (height - 1) / 2.0).clamp(0, height - 1)
+    x0 = gx.detach().floor().clamp(max=width - 2).long()
+    y0 = gy.detach().floor().clamp(max=height - 2).long()
+    fx, fy = gx - x0, gy - y0
+    flat = table.reshape(k, -1)
+    kk = torch.arange(k)[:, None].expand_as(x0)
+
+    def at(yy, xx):
+        return flat[kk, yy * width + xx]
+
+    top = at(y0, x0) * (1 - fx) + at(y0, x0 + 1) * fx
+    bottom = at(y0 + 1, x0) * (1 - fx) + at(y0 + 1, x0 + 1) * fx
+    return top * (1 - fy) + bottom * fy
 
 
 class MaskPermissibility:
@@ -91,24 +133,9 @@ class MaskPermissibility:
         self.k, self.height, self.width = m.shape
         self.logits = torch.as_tensor(np.where(m, -sharpness, sharpness), dtype=torch.float32)
 
-    def __call__(self, x, level: float = 0.0):
+    def __call__(self, x, level=0.0):
         """Logits (K, P) of unit-coordinate points (K, P, 2); the level is ignored."""
-        import torch
-
-        gx = ((x[..., 0] + 1.0) * (self.width - 1) / 2.0).clamp(0, self.width - 1)
-        gy = ((x[..., 1] + 1.0) * (self.height - 1) / 2.0).clamp(0, self.height - 1)
-        x0 = gx.floor().clamp(max=self.width - 2).long()
-        y0 = gy.floor().clamp(max=self.height - 2).long()
-        fx, fy = gx - x0, gy - y0
-        flat = self.logits.reshape(self.k, -1)
-        kk = torch.arange(self.k)[:, None].expand_as(x0)
-
-        def at(yy, xx):
-            return flat[kk, yy * self.width + xx]
-
-        top = at(y0, x0) * (1 - fx) + at(y0, x0 + 1) * fx
-        bottom = at(y0 + 1, x0) * (1 - fx) + at(y0 + 1, x0 + 1) * fx
-        return top * (1 - fy) + bottom * fy
+        return bilinear(self.logits, x)
 
 
 def log_phi(logits):
@@ -138,7 +165,7 @@ def masks_of(phi_fn, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _members(phi_fn) -> int:
-    return phi_fn.k if isinstance(phi_fn, MaskPermissibility) else phi_fn.w1.shape[0]
+    return phi_fn.k
 
 
 def trajectory_cost(phi_fn, x, level: float, members: int):

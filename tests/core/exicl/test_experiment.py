@@ -8,28 +8,37 @@ from iclr25.core.exicl import experiment as E
 from iclr25.parallel import Execution
 
 
-def _methods(wall_exicl, wall_control, box_exicl, share=0.9):
+def _methods(wall_exicl, wall_control, box_exicl, wall_maxent=(1, 1, 1), share=0.9):
     def entry(values, sh=share):
         mean, ci = E.t_interval(values)
-        return {"n_distinct_feasible": {"per_seed": values, "mean": mean, "ci95": ci},
+        return {"n_distinct_feasible": {"per_seed": list(values), "mean": mean, "ci95": ci},
                 "exact_feasible_share": {"per_seed": [sh] * len(values), "mean": sh,
                                          "ci95": None}}  # fmt: skip
 
     return {
-        "wall": {"exicl": entry(wall_exicl), "control": entry(wall_control)},
-        "box": {"exicl": entry(box_exicl), "control": entry(box_exicl)},
-    }
+        "wall": {"exicl": entry(wall_exicl), "control": entry(wall_control),
+                 "maxent": entry(wall_maxent)},
+        "box": {"exicl": entry(box_exicl), "control": entry(box_exicl),
+                "maxent": entry(box_exicl)},
+    }  # fmt: skip
 
 
 def test_conditions_pass_and_fail_on_hand_made_numbers():
     good = E.conditions(_methods([3, 4, 3], [1, 2, 1], [1, 1, 1]))
     assert all(c["passed"] for c in good.values())
     verdict, summary = E.verdict_line(good)
-    assert verdict == "not decided" and "P2" in summary  # P2 is not measured
-    bad = E.conditions(_methods([2, 1, 2], [2, 1, 1], [2, 1, 2], share=0.5))
-    assert not bad["P1"]["passed"] and not bad["P3"]["passed"] and not bad["P4"]["passed"]
+    assert verdict == "reproduced" and summary == "reproduced: P1–P4 hold"
+    bad = E.conditions(_methods([2, 1, 2], [2, 1, 1], [2, 1, 2], (2, 1, 1), share=0.5))
+    assert not any(bad[p]["passed"] for p in ("P1", "P2", "P3", "P4"))
     verdict, summary = E.verdict_line(bad)
     assert verdict == "not reproduced" and summary.startswith("NOT reproduced: P1 (0.50 vs 0.80")
+    assert "P2 (0.33 vs 1.00" in summary
+
+
+def test_p2_needs_a_mean_gain_of_one_and_a_ci_above_zero():
+    # mean gain 1 with zero spread: CI [1, 1] → passes; mean 0.67 → fails the margin
+    assert E.conditions(_methods([3, 3, 3], [1, 1, 1], [1, 1, 1], (2, 2, 2)))["P2"]["passed"]
+    assert not E.conditions(_methods([3, 3, 2], [1, 1, 1], [1, 1, 1], (2, 2, 2)))["P2"]["passed"]
 
 
 def test_t_interval_known_answer():

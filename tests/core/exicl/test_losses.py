@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from iclr25.core.exicl import feasibility as F
@@ -79,3 +80,16 @@ def test_iou_groups_and_cost_variance():
     assert metrics.cost_variance(phi, path) < 1e-9
     path2 = [np.array([(0, 0), (0, 1)])]  # only a's wall
     assert metrics.cost_variance(phi, path2) > 1.0
+
+
+def test_cell_table_acts_at_the_clean_level_only_and_hits_cell_centres():
+    net = F.make_feasibility_net(1, 16, seed=0, cells=(5, 6))
+    pts = F.cell_centres_unit(5, 6)[None]  # (1, 30, 2)
+    with torch.no_grad():
+        before_clean, before_noisy = net(pts, 0.0), net(pts, 0.3)
+        net.table[0, 2, 3] = -4.0  # cell (x 3, y 2)
+        after_clean, after_noisy = net(pts, 0.0), net(pts, 0.3)
+    delta = (after_clean - before_clean).reshape(6, 5)
+    assert delta[2, 3] == pytest.approx(-4.0, abs=1e-5)  # exactly that cell's centre
+    assert delta.abs().sum() == pytest.approx(4.0, abs=1e-4)  # and no other centre
+    assert torch.equal(after_noisy, before_noisy)  # noised levels: the MLP alone
