@@ -10,6 +10,24 @@ STUDIES = {
         about="the headline at the issue's size: PN-GAIL vs GAIL, 2IWIL, IC-GAIL, BC with "
         "controls A and B, 5 seeds × 200k steps (≤ 30 min on an idle 2-core machine)",
     ),
+    "pn-gail-compare-headline": Study(
+        args=(
+            "pn-gail",
+            "compare",
+            "--settings",
+            "dominated,optimal",
+            "--seeds",
+            "3",
+            "--steps",
+            "100000",
+            "--workers",
+            "2",
+        ),
+        about="the headline with every arm (dominated: gail, 2iwil, ic-gail, pn-gail, "
+        "shuffled pn-gail, bc, weighted-bc; optimal: gail, pn-gail) and the verdict on "
+        "P1-P3, REDUCED to 3 seeds x 100k steps (the prototype's budget with the largest "
+        "gap) from the issue's 5 x 200k: what fits in about an hour of a shared 2-core machine",
+    ),
     "pn-gail-compare-reduced": Study(
         args=(
             "pn-gail",
