@@ -100,6 +100,25 @@ def render_compare(sources, name: str = "compare-reduced") -> str:
     )
 
 
+def render_curves(sources, name: str = "compare-headline") -> str:
+    """Mean learning curves (normalised return over seeds) at every 20 % of the budget."""
+    res = _study(sources, name)["document"]["results"]
+    rows = []
+    for setting, block in res["settings"].items():
+        for m, v in block["methods"].items():
+            curve = v["curve_mean"]
+            if not curve:
+                continue
+            picks = [curve[max(0, round(len(curve) * k / 5) - 1)] for k in range(1, 6)]
+            rows.append([setting, f"`{m}`", *(f"{x:+.2f}" for x in picks)])
+    headers = ["setting", "method", *(f"{20 * k} %" for k in range(1, 6))]
+    return (
+        "Mean normalised return of the mean action over the seeds at every 20 % of the "
+        f"{num(res['env_steps_per_run'])} environment steps (BC has no curve):\n\n"
+        + md_table(rows, headers)
+    )
+
+
 def render_compare_quick(sources) -> str:
     data = _study(sources, "compare-quick")
     res = data["document"]["results"]
@@ -138,5 +157,7 @@ SECTIONS = {
     "compare": render_compare,
     "compare_quick": render_compare_quick,
     "compare_100k": lambda sources: render_compare(sources, "compare-100k"),
+    "compare_headline": lambda sources: render_compare(sources, "compare-headline"),
+    "compare_headline_curves": render_curves,
     "benchmark": render_benchmark,
 }
