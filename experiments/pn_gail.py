@@ -10,6 +10,27 @@ STUDIES = {
         about="the headline at the issue's size: PN-GAIL vs GAIL, 2IWIL, IC-GAIL, BC with "
         "controls A and B, 5 seeds × 200k steps (≤ 30 min on an idle 2-core machine)",
     ),
+    "pn-gail-compare-headline": Study(
+        args=(
+            "pn-gail",
+            "compare",
+            "--settings",
+            "dominated,optimal",
+            "--seeds",
+            "3",
+            "--steps",
+            "20480",
+            "--workers",
+            "2",
+        ),
+        about="the headline with every arm (dominated: gail, 2iwil, ic-gail, pn-gail, "
+        "shuffled pn-gail, bc, weighted-bc; optimal: gail, pn-gail) and the verdict on "
+        "P1-P3, REDUCED from the issue's 5 seeds x 200k steps to 3 seeds x 20,480 steps "
+        "(10 rollouts): a 3 x 100k run was started first and killed after 22 min, when the "
+        "shared 2-core machine (load 15-18, this job at nice 10 getting about 8 % of a core "
+        "per worker) showed it would take about 3 hours. Far below the budget where the "
+        "prototype's methods separate (100k): expect every adversarial arm near its start",
+    ),
     "pn-gail-compare-reduced": Study(
         args=(
             "pn-gail",

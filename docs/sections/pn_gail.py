@@ -78,17 +78,18 @@ def render_compare(sources, name: str = "compare-reduced") -> str:
     ]
     conds = md_table(cond_rows, ["condition", "rule", "difference", "95 % CI", "passed"])
     diffs = [[f"`{k}`", _value(d), _per_seed(d["per_seed"])] for k, d in res["differences"].items()]
-    means = [
+    adversarial = [
         x
         for b in res["settings"].values()
         for v in b["methods"].values()
+        if v["curve_mean"]  # BC has no curve (no environment steps)
         for x in v["normalized_return"]["per_seed"]
     ]
     reading = (
-        "\n\nEvery run is still below the random policy (normalised return < 0) at this "
-        "budget: nothing has been learned yet, so this run cannot separate the methods and "
-        "says nothing about the paper's claim either way."
-        if max(means) < 0
+        "\n\nEvery adversarial run is still below the random policy (normalised return "
+        "< 0) at this budget: nothing has been learned yet, so this run cannot separate the "
+        "methods and says nothing about the paper's claim either way."
+        if adversarial and max(adversarial) < 0
         else ""
     )
     return (
@@ -97,6 +98,25 @@ def render_compare(sources, name: str = "compare-reduced") -> str:
         f"{table}\n\n{conds}\n\nPaired differences (a − b, per seed):\n\n"
         f"{md_table(diffs, ['difference', 'mean [95 % CI]', 'per seed'])}\n\n"
         f"**Verdict: {res['verdict']}** — {res['headline']}{reading}"
+    )
+
+
+def render_curves(sources, name: str = "compare-headline") -> str:
+    """Mean learning curves (normalised return over seeds) at every 20 % of the budget."""
+    res = _study(sources, name)["document"]["results"]
+    rows = []
+    for setting, block in res["settings"].items():
+        for m, v in block["methods"].items():
+            curve = v["curve_mean"]
+            if not curve:
+                continue
+            picks = [curve[max(0, round(len(curve) * k / 5) - 1)] for k in range(1, 6)]
+            rows.append([setting, f"`{m}`", *(f"{x:+.2f}" for x in picks)])
+    headers = ["setting", "method", *(f"{20 * k} %" for k in range(1, 6))]
+    return (
+        "Mean normalised return of the mean action over the seeds at every 20 % of the "
+        f"{num(res['env_steps_per_run'])} environment steps (BC has no curve):\n\n"
+        + md_table(rows, headers)
     )
 
 
@@ -138,5 +158,8 @@ SECTIONS = {
     "compare": render_compare,
     "compare_quick": render_compare_quick,
     "compare_100k": lambda sources: render_compare(sources, "compare-100k"),
+    "compare_headline": lambda sources: render_compare(sources, "compare-headline"),
+    "compare_headline_curves": render_curves,
+    "compare_100k_curves": lambda sources: render_curves(sources, "compare-100k"),
     "benchmark": render_benchmark,
 }

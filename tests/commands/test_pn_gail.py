@@ -94,6 +94,7 @@ def test_train_gail_short(cli, tmp_path):
     assert res["normalized_return"] is not None and res["normalized_return"] < 2
 
 
+@pytest.mark.slow  # several CLI studies: keeps the command's non-slow tests within budget
 @pytest.mark.timeout(1200)  # several CLI runs; minutes on a loaded shared machine
 def test_study_results_are_the_same_on_every_backend():
     from iclr25.core.pn_gail import study

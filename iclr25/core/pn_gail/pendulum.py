@@ -88,7 +88,14 @@ def _build_vec_env_class():
     from stable_baselines3.common.vec_env import VecEnv
 
     class PendulumVecEnv(VecEnv):
-        """E numpy pendulums as one SB3 VecEnv (auto-reset after 200 steps)."""
+        """E numpy pendulums as one SB3 VecEnv (auto-reset after 200 steps).
+
+        The step is :func:`step_states` and :func:`observe` unrolled on the (E,) arrays
+        θ and θ̇ with the same float operations in the same order (so the same bits),
+        minus what a batch can share: every pendulum starts and ends its episode together
+        (one step counter), sin θ of the last observation is the next step's, and clips
+        are ``minimum(maximum(·))`` (the same values, without ``np.clip``'s dispatch).
+        """
 
         render_mode = None
 
@@ -99,37 +106,75 @@ def _build_vec_env_class():
             self.rng = np.random.default_rng(seed)
             self.env_reward = env_reward
             self.state = initial_states(n_envs, self.rng)
-            self.t = np.zeros(n_envs, dtype=np.int64)
+            self.t = 0  # steps into the episode, shared by the batch
             self.episode_return = np.zeros(n_envs)
             self.finished_returns: list[float] = []  # true returns of finished episodes
             self._actions = np.zeros((n_envs, 1), dtype=np.float32)
 
+        @property
+        def state(self) -> np.ndarray:
+            """(E, 2) states (θ, θ̇); setting it starts the batch from those states."""
+            return np.stack([self._theta, self._theta_dot], axis=1)
+
+        @state.setter
+        def state(self, value: np.ndarray) -> None:
+            value = np.asarray(value, dtype=np.float64)
+            self._theta, self._theta_dot = value[:, 0].copy(), value[:, 1].copy()
+            self._sin = np.sin(self._theta)
+
+        def _observe(self) -> np.ndarray:
+            obs = np.empty((self.num_envs, 3), dtype=np.float32)  # (E, 3)
+            obs[:, 0] = np.cos(self._theta)
+            obs[:, 1] = self._sin
+            obs[:, 2] = self._theta_dot
+            return obs
+
         def reset(self):
             self.state = initial_states(self.num_envs, self.rng)
-            self.t[:] = 0
+            self.t = 0
             self.episode_return[:] = 0.0
-            return observe(self.state)
+            return self._observe()
 
         def step_async(self, actions) -> None:
             self._actions = np.asarray(actions, dtype=np.float32)
 
         def step_wait(self):
-            self.state, reward = step_states(self.state, self._actions)
+            theta, theta_dot = self._theta, self._theta_dot
+            u = np.minimum(
+                np.maximum(self._actions.reshape(self.num_envs), -MAX_TORQUE), MAX_TORQUE
+            )
+            cost = (
+                angle_normalize(theta) ** 2 + 0.1 * theta_dot**2 + 0.001 * u.astype(np.float64) ** 2
+            )
+            accel = 3 * G / (2 * LENGTH) * self._sin + 3.0 / (MASS * LENGTH**2) * u
+            self._theta_dot = np.minimum(np.maximum(theta_dot + accel * DT, -MAX_SPEED), MAX_SPEED)
+            self._theta = theta + self._theta_dot * DT
+            self._sin = np.sin(self._theta)
+            self.episode_return -= cost  # += reward, reward = −cost: the same bits
             self.t += 1
-            self.episode_return += reward
-            obs = observe(self.state)
-            done = self.t >= HORIZON
-            infos: list[dict] = [{} for _ in range(self.num_envs)]
-            for i in np.flatnonzero(done):
-                infos[i] = {"terminal_observation": obs[i].copy(), "TimeLimit.truncated": True}
-                self.finished_returns.append(float(self.episode_return[i]))
-                self.state[i] = initial_states(1, self.rng)[0]
-                self.t[i] = 0
-                self.episode_return[i] = 0.0
-            if done.any():
-                obs = observe(self.state)
-            given = reward if self.env_reward else np.zeros_like(reward)
-            return obs, given.astype(np.float32), done, infos
+            obs = self._observe()
+            given = (
+                -cost.astype(np.float32) if self.env_reward else np.zeros(self.num_envs, np.float32)
+            )
+            if self.t < HORIZON:
+                return (
+                    obs,
+                    given,
+                    np.zeros(self.num_envs, dtype=bool),
+                    [{} for _ in range(self.num_envs)],
+                )
+            return self._end_episodes(obs, given)
+
+        def _end_episodes(self, obs: np.ndarray, given: np.ndarray):
+            """Every pendulum hit the time limit: record, truncate, restart (gymnasium's
+            order: one start state per environment, drawn in index order)."""
+            infos = [{"terminal_observation": o.copy(), "TimeLimit.truncated": True} for o in obs]
+            self.finished_returns.extend(self.episode_return.tolist())
+            starts = np.stack([initial_states(1, self.rng)[0] for _ in range(self.num_envs)])
+            self.state = starts
+            self.t = 0
+            self.episode_return[:] = 0.0
+            return self._observe(), given, np.ones(self.num_envs, dtype=bool), infos
 
         def close(self) -> None:
             return None

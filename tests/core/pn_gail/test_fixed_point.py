@@ -50,6 +50,7 @@ def games(draw):
     return fp.make_game(rows, r, [s, 1 - s])
 
 
+@pytest.mark.slow  # 4 games of adversarial play: the longest pn-gail test (~3 min loaded)
 @settings(max_examples=4, deadline=None)
 @given(games())
 def test_learned_points_within_002_of_closed_forms(game):
