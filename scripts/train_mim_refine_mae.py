@@ -80,7 +80,7 @@ def main() -> None:
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         if step % 50 == 0 or step == args.steps - 1:
             elapsed = time.perf_counter() - t0
             eta = elapsed / (step + 1) * (args.steps - step - 1)

@@ -142,7 +142,7 @@ def _load_hf(path: Path, config: dict) -> Encoder:
     registers = int(config.get("num_register_tokens", 0) or 0)
     return Encoder(
         module=model,
-        blocks=list(model.encoder.layer),
+        blocks=_hf_blocks(model),
         source="hf",
         path=str(path),
         dim=int(config["hidden_size"]),
@@ -153,6 +153,13 @@ def _load_hf(path: Path, config: dict) -> Encoder:
         std=std,
         hf_type=kind,
     )
+
+
+def _hf_blocks(model) -> list:
+    """The transformer layers: ``model.layers`` (transformers ≥ 5) or ``encoder.layer``."""
+    if hasattr(model, "layers"):
+        return list(model.layers)
+    return list(model.encoder.layer)
 
 
 def to_pixels(images: np.ndarray, enc: Encoder):

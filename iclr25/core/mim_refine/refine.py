@@ -199,7 +199,7 @@ def refine(
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-                losses.append(float(loss))
+                losses.append(float(loss.detach()))
                 if on_step is not None:
                     on_step(offset + i, cfg.head_steps + cfg.steps, float(loss))
             offset += n_steps
