@@ -89,7 +89,7 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     enc_dir = args.out / "mae_textures"
-    timm.models.save_for_hf(vit, enc_dir, model_args=cfg.model_args())
+    timm.models.save_for_hf(vit, enc_dir, model_args=cfg.model_args(), safe_serialization=True)
     save_file(
         {k: v.contiguous() for k, v in model.decoder.state_dict().items()},
         str(args.out / "mae_decoder.safetensors"),

@@ -79,6 +79,7 @@ def make_data(
     from iclr25.core.mim_refine.textures import CLASSES, textures_splits
 
     require(n_train >= 20 and n_test >= 10, "--n-train/--n-test too small", "use ≥ 20 / ≥ 10")
+    atomic.refuse_existing(out_dir, run.options.overwrite)
     train, test = textures_splits(n_train, n_test, 0)
     with atomic.staged_dir(out_dir, overwrite=run.options.overwrite) as staging:
         for name, (images, labels) in (("train", train), ("test", test)):

@@ -104,6 +104,7 @@ def _load_timm(path: Path) -> Encoder:
         raise InputError(f"--model {path}: not a timm VisionTransformer", LAYOUTS)
     cfg = timm.data.resolve_data_config({}, model=model)
     model.eval()
+    saved = json.loads((path / "config.json").read_text())  # model_args: needed to save again
     return Encoder(
         module=model,
         blocks=list(model.blocks),
@@ -115,6 +116,7 @@ def _load_timm(path: Path) -> Encoder:
         image_size=int(cfg["input_size"][-1]),
         mean=tuple(float(v) for v in cfg["mean"]),
         std=tuple(float(v) for v in cfg["std"]),
+        extra={"model_args": saved.get("model_args")},
     )
 
 
@@ -245,4 +247,6 @@ def save_encoder(enc: Encoder, out: Path) -> None:
     else:
         import timm.models
 
-        timm.models.save_for_hf(enc.module, out, model_args=enc.extra.get("model_args"))
+        timm.models.save_for_hf(
+            enc.module, out, model_args=enc.extra.get("model_args"), safe_serialization=True
+        )
