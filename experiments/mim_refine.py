@@ -1,7 +1,7 @@
 """Studies of `iclr25 mim-refine` whose documents docs/mim-refine.md quotes.
 
 ``mim-refine-profile``: the per-block probe of the bundled MAE on the built-in textures
-(5000 train, 1000 test; k-NN and logistic probe per block). ``mim-refine-experiment-quick``:
+(3000 train, 1000 test; k-NN and logistic probe per block). ``mim-refine-experiment-quick``:
 the headline experiment's ``--quick`` smoke run (2 seeds, 40 steps per arm) — quoted as a
 smoke run, never as evidence. The full experiment (3 seeds, 1000 steps per arm) needs
 about 2 h of a quiet 2-core machine and has not been run here.
@@ -13,9 +13,9 @@ from experiments import Study
 
 STUDIES = {
     "mim-refine-profile": Study(
-        args=("mim-refine", "profile", "--probe"),
+        args=("mim-refine", "profile", "--probe", "--n-train", "3000", "--n-test", "1000"),
         about="k-NN (k 10, τ 0.07) and logistic probe of every block's CLS token of the "
-        "bundled MAE, built-in textures 5000/1000; peak picked on a validation split",
+        "bundled MAE, built-in textures 3000/1000; peak picked on a validation split",
     ),
     "mim-refine-experiment-quick": Study(
         args=("mim-refine", "experiment", "--quick"),

@@ -81,7 +81,7 @@ def main() -> None:
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
-        if step % 50 == 0 or step == args.steps - 1:
+        if step % 10 == 0 or step == args.steps - 1:
             elapsed = time.perf_counter() - t0
             eta = elapsed / (step + 1) * (args.steps - step - 1)
             print(f"step {step} loss {loss.item():.4f} elapsed {elapsed:.0f}s eta {eta:.0f}s")

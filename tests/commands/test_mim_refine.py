@@ -74,6 +74,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli, folders, tmp_pa
     assert not save.exists()
 
 
+@pytest.mark.slow  # a CLI start plus two training stages; core tests cover refine and saving
 def test_refine_saves_a_loadable_encoder_in_the_input_format(cli, folders, tmp_path):
     from iclr25.core.mim_refine.encoder import load_encoder
 
