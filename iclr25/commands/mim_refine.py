@@ -346,7 +346,8 @@ DEMO = (
         ("mim-refine", "profile", "--n-train", "2000", "--n-test", "500"),
         lambda doc: (
             f"bundled MAE: k-NN peak at block {doc['results']['peak_block']} of "
-            f"{doc['results']['last_block']} ({max(doc['results']['knn_accuracy']):.2f} vs last "
+            f"{doc['results']['last_block']} "
+            f"({doc['results']['knn_accuracy'][doc['results']['peak_block'] - 1]:.2f} vs last "
             f"{doc['results']['knn_accuracy'][-1]:.2f}); verdict {doc['results']['verdict']}"
         ),
         timeout_s=60.0,
