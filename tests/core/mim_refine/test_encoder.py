@@ -43,6 +43,8 @@ def hf_folder(path, kind):
                   intermediate_size=32, image_size=16, patch_size=8)  # fmt: skip
     if kind == "vit":
         model = transformers.ViTModel(transformers.ViTConfig(**common), add_pooling_layer=False)
+    elif kind == "dinov2":
+        model = transformers.Dinov2Model(transformers.Dinov2Config(**common))
     else:
         cfg = transformers.ViTMAEConfig(
             **common, decoder_hidden_size=8, decoder_num_hidden_layers=1,
@@ -71,13 +73,13 @@ def test_timm_round_trip_gives_the_same_features_and_one_pass_equals_per_block(t
     assert_close(extract_blocks(again, IMAGES, "mean"), extract_blocks(enc, IMAGES, "mean"))
 
 
-@pytest.mark.parametrize("kind", ["vit", "vit_mae"])
+@pytest.mark.parametrize("kind", ["vit", "dinov2", "vit_mae"])
 def test_hf_round_trip_matches_hidden_states(tmp_path, kind):
     model = hf_folder(tmp_path / "m", kind)
     enc = load_encoder(tmp_path / "m")
     assert enc.source == "hf" and enc.hf_type == kind and enc.depth == 3
     feats = extract_blocks(enc, IMAGES, "cls")
-    if kind == "vit":
+    if kind in ("vit", "dinov2"):
         with torch.no_grad():
             hidden = model(pixel_values=to_pixels(IMAGES, enc), output_hidden_states=True)
         for b in range(3):
