@@ -22,6 +22,7 @@ PAPERS: dict[str, tuple[str, ...]] = {
     "ph-dgn": ("heilig2025porthamiltonian",),
     "pi-dion": ("cho2025physicsinformed",),
     "pn-gail": ("liu2025pngail", "wu2019imperfect", "ho2016gail"),
+    "mim-refine": ("alkin2025mimrefiner",),
 }
 
 _ENTRY_START = re.compile(r"^@\w+\{([^,\s]+),", re.MULTILINE)

@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ph_dgn",
     "pi_dion",
     "pn_gail",
+    "mim_refine",
     "info",
     "cite",
     "demo",

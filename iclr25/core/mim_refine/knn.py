@@ -1,0 +1,120 @@
+"""Weighted k-NN classification, the MIM-Refiner repository's protocol (src/metrics/knn.py).
+
+For a bank (train features F, labels y) and queries G:
+
+1. standardise both with the bank's per-dimension mean μ and unbiased std σ:
+   ``x ← (x − μ) / (σ + 1e-6)``;
+2. L2-normalise every row;
+3. cosine top-k of each query in the bank (:func:`topk_cosine_cpu`);
+4. class score ``Σ_{j ∈ top-k, y_j = c} exp(s_j / τ)``; prediction = arg-max, ties to the
+   smaller class id (k = 10, τ = 0.07 by default).
+
+Code names → symbols: ``k`` = k, ``tau`` = τ, ``sims`` = s_j.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from iclr25.errors import InputError, UsageError
+
+STD_EPS = 1e-6  # added to σ, as the repository does
+
+
+@dataclass(frozen=True)
+class KnnConfig:
+    k: int = 10  # the repository's training-time callback uses 10
+    tau: float = 0.07  # vote temperature exp(s / τ)
+    chunk: int = 2048  # queries per similarity block (memory: chunk × bank floats)
+
+
+def check_knn_args(k: int, tau: float, bank_size: int) -> None:
+    if k < 1 or k > bank_size:
+        raise UsageError(f"--k {k} is outside 1..{bank_size} (the bank size)", "pick 1 ≤ k ≤ bank")
+    if not tau > 0:
+        raise UsageError(f"--tau {tau} must be > 0", "e.g. --tau 0.07")
+
+
+def standardise(bank: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Steps 1–2 (float32): the bank's mean/unbiased std, then row L2 normalisation."""
+    bank = np.asarray(bank, dtype=np.float32)
+    queries = np.asarray(queries, dtype=np.float32)
+    mean = bank.mean(0, keepdims=True)
+    std = bank.std(0, ddof=1, keepdims=True) + STD_EPS if len(bank) > 1 else 1.0
+    bank, queries = (bank - mean) / std, (queries - mean) / std
+
+    def unit(x):
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    return unit(bank), unit(queries)
+
+
+def topk_cosine_cpu(bank, queries, k: int, chunk: int = 2048):
+    """Top-k inner products of unit rows: ``(sims (Q, k), index (Q, k))``, descending.
+
+    Torch on CPU: one (chunk × N) matmul and ``torch.topk`` per block of queries, so the
+    full (Q × N) similarity matrix never exists. Accepts numpy arrays or CPU tensors.
+    """
+    import torch
+
+    bank_t = torch.as_tensor(bank, dtype=torch.float32)  # (N, D)
+    query_t = torch.as_tensor(queries, dtype=torch.float32)  # (Q, D)
+    sims = torch.empty((len(query_t), k), dtype=torch.float32)
+    index = torch.empty((len(query_t), k), dtype=torch.int64)
+    for start in range(0, len(query_t), chunk):
+        block = query_t[start : start + chunk] @ bank_t.T  # (chunk, N)
+        top = torch.topk(block, k, dim=1, largest=True, sorted=True)
+        sims[start : start + chunk], index[start : start + chunk] = top.values, top.indices
+    return sims.numpy(), index.numpy()
+
+
+def vote(sims: np.ndarray, neighbour_labels: np.ndarray, n_classes: int, tau: float):
+    """Step 4: (Q, k) similarities and labels → predicted class per query (ties → smaller)."""
+    weights = np.exp(sims.astype(np.float64) / tau)  # (Q, k)
+    scores = np.zeros((len(sims), n_classes))
+    np.add.at(scores, (np.arange(len(sims))[:, None], neighbour_labels), weights)
+    return scores.argmax(1)  # first maximum = smaller class id
+
+
+def knn_predict(bank, bank_labels, queries, cfg: KnnConfig = KnnConfig()) -> np.ndarray:
+    """Predicted labels of ``queries`` by the protocol above."""
+    bank_labels = np.asarray(bank_labels, dtype=np.int64)
+    check_knn_args(cfg.k, cfg.tau, len(bank_labels))
+    bank_u, query_u = standardise(bank, queries)
+    sims, index = topk_cosine_cpu(bank_u, query_u, cfg.k, cfg.chunk)
+    return vote(sims, bank_labels[index], int(bank_labels.max()) + 1, cfg.tau)
+
+
+def knn_accuracy(bank, bank_labels, queries, query_labels, cfg: KnnConfig = KnnConfig()) -> float:
+    pred = knn_predict(bank, bank_labels, queries, cfg)
+    return float(np.mean(pred == np.asarray(query_labels)))
+
+
+def check_feature_pair(train: dict, test: dict) -> None:
+    """Bad-input checks of ``knn --train A.npz --test B.npz``."""
+    for name, data in (("--train", train), ("--test", test)):
+        missing = [key for key in ("features", "labels") if key not in data]
+        if missing:
+            raise InputError(
+                f"{name} has no {', '.join(missing)} array (keys: {sorted(data)})",
+                "save with np.savez(path, features=(N, D) floats, labels=(N,) ints)",
+            )
+        feats, labels = np.asarray(data["features"]), np.asarray(data["labels"])
+        if feats.ndim != 2 or labels.ndim != 1 or len(feats) != len(labels):
+            raise InputError(
+                f"{name}: features {feats.shape} and labels {labels.shape} do not match",
+                "features must be (N, D) and labels (N,)",
+            )
+        if not np.isfinite(feats).all():
+            bad = int((~np.isfinite(feats)).any(1).sum())
+            raise InputError(f"{name}: {bad} rows of features hold NaN or inf", "drop or fix them")
+        if not np.issubdtype(labels.dtype, np.integer) or (labels.size and labels.min() < 0):
+            raise InputError(f"{name}: labels must be integers ≥ 0", "encode classes as 0..C-1")
+    d_train, d_test = np.shape(train["features"])[1], np.shape(test["features"])[1]
+    if d_train != d_test:
+        raise InputError(
+            f"feature dimensions differ: --train {d_train}, --test {d_test}",
+            "extract both from the same model and block",
+        )

@@ -1,0 +1,116 @@
+"""Train the MAE bundled with ``iclr25 mim-refine`` (iclr25/data/mim_refine/).
+
+    nice -n 10 python scripts/train_mim_refine_mae.py [--steps 1500] [--batch-size 256]
+
+Deterministic: one torch thread, seed 0, the built-in ``textures`` train split (10 000
+images, seed 0 of :func:`iclr25.core.mim_refine.textures.textures_splits`). Writes
+``mae_textures/`` (timm ``save_for_hf``: config.json + model.safetensors, the encoder),
+``mae_decoder.safetensors`` (decoder, for the ``mae_continued`` control) and
+``train_log.json`` (schedule, loss curve, wall time, sha256 of every file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+
+from iclr25.core.mim_refine.augment import batch_indices, views  # noqa: E402
+from iclr25.core.mim_refine.encoder import Encoder  # noqa: E402
+from iclr25.core.mim_refine.mae import MAE, MEAN, STD, MaeConfig, make_vit  # noqa: E402
+from iclr25.core.mim_refine.textures import textures_splits  # noqa: E402
+
+OUT = Path(__file__).resolve().parent.parent / "iclr25" / "data" / "mim_refine"
+
+
+def lr_at(step: int, steps: int, base: float, warmup: int) -> float:
+    if step < warmup:
+        return base * (step + 1) / warmup
+    return base * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--lr", type=float, default=1.5e-3)
+    parser.add_argument("--n-train", type=int, default=10_000)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+
+    import timm.models
+    from safetensors.torch import save_file
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    cfg = MaeConfig()
+    (images, _), _ = textures_splits(args.n_train, 10, seed=0)
+    images_t = torch.as_tensor(images)
+    vit = make_vit(cfg)
+    model = MAE(vit, cfg)
+    enc = Encoder(vit, list(vit.blocks), "bundled", "", cfg.dim, 1, True, 32, MEAN, STD)
+    decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "pos_embed" not in n]
+    other = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.05}, {"params": other, "weight_decay": 0.0}],
+        lr=args.lr,
+        betas=(0.9, 0.95),
+    )
+    warmup = max(1, args.steps // 10)
+    losses, t0 = [], time.perf_counter()
+    model.train()
+    for step in range(args.steps):
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, args.steps, args.lr, warmup)
+        idx = batch_indices(len(images_t), args.batch_size, 0, step)
+        (x,) = views(images_t, idx, 0, step, 1, enc)
+        loss = model.loss(x)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+        if step % 10 == 0 or step == args.steps - 1:
+            elapsed = time.perf_counter() - t0
+            eta = elapsed / (step + 1) * (args.steps - step - 1)
+            print(f"step {step} loss {loss.item():.4f} elapsed {elapsed:.0f}s eta {eta:.0f}s")
+    wall = time.perf_counter() - t0
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    enc_dir = args.out / "mae_textures"
+    timm.models.save_for_hf(vit, enc_dir, model_args=cfg.model_args(), safe_serialization=True)
+    save_file(
+        {k: v.contiguous() for k, v in model.decoder.state_dict().items()},
+        str(args.out / "mae_decoder.safetensors"),
+    )
+    files = [enc_dir / "config.json", enc_dir / "model.safetensors"]
+    files.append(args.out / "mae_decoder.safetensors")
+    log = {
+        "script": "scripts/train_mim_refine_mae.py",
+        "config": {**cfg.__dict__, "steps": args.steps, "batch_size": args.batch_size},
+        "optimizer": {"name": "AdamW", "lr": args.lr, "betas": [0.9, 0.95], "wd": 0.05},
+        "warmup_steps": warmup,
+        "data": f"textures train split, {args.n_train} images, seed 0",
+        "torch_threads": 1,
+        "train_wall_s": round(wall, 1),
+        "loss_first_last": [losses[0], losses[-1]],
+        "loss_every_50": losses[::50],
+        "sha256": {str(p.relative_to(args.out)): sha256(p) for p in files},
+    }
+    (args.out / "train_log.json").write_text(json.dumps(log, indent=2) + "\n")
+    print(json.dumps({k: log[k] for k in ("train_wall_s", "loss_first_last", "sha256")}))
+
+
+if __name__ == "__main__":
+    main()

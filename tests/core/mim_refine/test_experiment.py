@@ -1,0 +1,64 @@
+"""Pass conditions of the mim-refine experiment: t-intervals, verdicts, headline, profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iclr25.core.mim_refine.experiment import (
+    ARMS,
+    ExperimentConfig,
+    comparison_verdict,
+    paired_interval,
+    summarise,
+    tasks,
+)
+from iclr25.core.mim_refine.profile import bootstrap_diff, verdict
+
+
+def test_paired_interval_known_answer():
+    # differences 1, 2, 3: mean 2, sd 1, t_{0.975, 2} = 4.302653 → half-width 2.484138
+    ci = paired_interval([2.0, 4.0, 6.0], [1.0, 2.0, 3.0])
+    assert ci["mean_diff"] == pytest.approx(2.0)
+    assert ci["ci_low"] == pytest.approx(2 - 2.484138, abs=1e-6)
+    assert ci["ci_high"] == pytest.approx(2 + 2.484138, abs=1e-6)
+    assert comparison_verdict(ci["ci_low"], ci["ci_high"]) == "inconclusive"
+    assert (
+        comparison_verdict(0.01, 0.2) == "holds" and comparison_verdict(-0.2, -0.01) == "reversed"
+    )
+
+
+def fake_results(cfg, gain: float):
+    rng = np.random.default_rng(0)
+    out = []
+    for task in tasks(cfg, 0):
+        arm = task.config["arm"]
+        base = 0.4 + (gain if arm == "nna_multi" else 0.0) + rng.normal(0, 0.002)
+        res = {"knn_last": base, "probe_last": base + 0.1, "wall_s": 1.0}
+        if arm == "mim":
+            res.update(knn_best=base + 0.01, best_block=6)
+        out.append(res)
+    return out
+
+
+@pytest.mark.parametrize(("gain", "holds"), [(0.05, True), (0.0, False), (-0.05, False)])
+def test_headline_holds_only_when_all_four_comparisons_hold(gain, holds):
+    cfg = ExperimentConfig(seeds=3)
+    task_list = tasks(cfg, 0)
+    assert len(task_list) == 3 * len(ARMS)
+    res = summarise(cfg, task_list, fake_results(cfg, gain), profile={})
+    assert res["headline_holds"] is holds
+    assert res["headline"].startswith("reproduced" if holds else "not reproduced: ")
+    assert len(res["arms"]["mim"]["knn_best"]) == 3 and res["comparisons"][0]["n_seeds"] == 3
+    if gain < 0:
+        assert {c["verdict"] for c in res["comparisons"][:4]} == {"reversed"}
+
+
+def test_profile_verdict_rules_and_bootstrap():
+    diff = bootstrap_diff(np.array([1, 1, 1, 0] * 50), np.array([0, 1, 1, 0] * 50), seed=0)
+    assert diff["mean"] == pytest.approx(0.25) and 0.15 < diff["ci_low"] < 0.25 < diff["ci_high"]
+    assert verdict(5, 7, 0.5, 0.1, diff) == "holds"
+    assert verdict(7, 7, 0.5, 0.1, diff) == "fails"
+    assert verdict(5, 7, 0.15, 0.1, diff) == "vacuous"
+    assert verdict(5, 7, 0.5, 0.1, {"ci_low": -0.1, "ci_high": 0.1}) == "inconclusive"
+    assert verdict(5, 7, 0.5, 0.1, {"ci_low": -0.2, "ci_high": -0.1}) == "fails"

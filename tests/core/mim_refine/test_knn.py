@@ -1,0 +1,96 @@
+"""k-NN protocol of mim-refine: a hand-computed case, a float64 transcription, top-k."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from iclr25.core.mim_refine.knn import (
+    KnnConfig,
+    check_feature_pair,
+    knn_predict,
+    standardise,
+    topk_cosine_cpu,
+)
+from iclr25.errors import InputError, UsageError
+from iclr25.testing import assert_close
+
+# Bank: the four unit axis directions of the plane. Its mean is 0 and both dimensions have
+# the same unbiased std (sqrt(2/3)), so standardising keeps every direction.
+BANK = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -1.0], [-1.0, 0.0]])
+QUERY = np.array([[1.0, 0.5]])  # cosines: 2/√5 = 0.894, 1/√5 = 0.447, −0.447, −0.894
+
+
+def test_hand_computed_case_weighting_decides_against_the_majority():
+    labels = np.array([0, 1, 1, 1])
+    # k = 3 → neighbours (0.894, class 0), (0.447, class 1), (−0.447, class 1)
+    # τ = 1:  class 0 e^0.894 = 2.445 > class 1 e^0.447 + e^−0.447 = 1.564 + 0.639 = 2.203
+    assert knn_predict(BANK, labels, QUERY, KnnConfig(k=3, tau=1.0))[0] == 0
+    # τ = 10: class 0 e^0.0894 = 1.094 < class 1 e^0.0447 + e^−0.0447 = 2.002
+    assert knn_predict(BANK, labels, QUERY, KnnConfig(k=3, tau=10.0))[0] == 1
+    # k = 1: the nearest alone
+    assert knn_predict(BANK, np.array([2, 1, 1, 1]), QUERY, KnnConfig(k=1))[0] == 2
+
+
+def test_tie_between_classes_goes_to_the_smaller_class_id():
+    query = np.array([[1.0, 1.0]])  # equal cosine 0.707 to (1, 0) and (0, 1)
+    for labels in ([0, 1, 2, 2], [1, 0, 2, 2]):
+        assert knn_predict(BANK, np.array(labels), query, KnnConfig(k=2))[0] == 0
+
+
+def repo_knn_float64(train_x, train_y, test_x, k, tau):
+    """Transcription of src/metrics/knn.py (MIM-Refiner), one query at a time, float64."""
+    train_x, test_x = train_x.astype(np.float64), test_x.astype(np.float64)
+    mean = train_x.mean(axis=0, keepdims=True)
+    std = train_x.std(axis=0, ddof=1, keepdims=True) + 1e-6
+    train_x, test_x = (train_x - mean) / std, (test_x - mean) / std
+    train_x /= np.linalg.norm(train_x, axis=1, keepdims=True)
+    test_x /= np.linalg.norm(test_x, axis=1, keepdims=True)
+    n_classes = train_y.max() + 1
+    preds = []
+    for q in test_x:
+        sims = train_x @ q
+        top = np.argsort(-sims, kind="stable")[:k]
+        scores = np.zeros(n_classes)
+        for j in top:
+            scores[train_y[j]] += math.exp(sims[j] / tau)
+        preds.append(int(np.argmax(scores)))
+    return np.array(preds)
+
+
+@pytest.mark.parametrize(("k", "tau"), [(1, 0.07), (10, 0.07), (7, 0.5)])
+def test_matches_a_float64_transcription_of_the_repository_formula(k, tau):
+    rng = np.random.default_rng(k)
+    train_x = rng.normal(size=(300, 16)) * rng.uniform(0.1, 5, size=16) + rng.normal(size=16)
+    train_y = rng.integers(0, 5, size=300)
+    train_x[np.arange(300), train_y] += 1.5  # some class signal
+    test_x = rng.normal(size=(120, 16)) * 2
+    ours = knn_predict(train_x, train_y, test_x, KnnConfig(k, tau, chunk=50))
+    np.testing.assert_array_equal(ours, repo_knn_float64(train_x, train_y, test_x, k, tau))
+
+
+def test_topk_cosine_matches_a_full_sort_with_odd_chunks():
+    rng = np.random.default_rng(3)
+    bank, queries = standardise(rng.normal(size=(97, 5)), rng.normal(size=(13, 5)))
+    sims, index = topk_cosine_cpu(bank, queries, k=6, chunk=4)
+    full = queries.astype(np.float64) @ bank.T.astype(np.float64)
+    order = np.argsort(-full, axis=1)[:, :6]
+    np.testing.assert_array_equal(index, order)
+    assert_close(sims, np.take_along_axis(full, order, 1), rtol=1e-5, atol=1e-6)
+
+
+def test_bad_k_tau_and_feature_files_are_rejected():
+    labels = np.array([0, 1, 1, 0])
+    with pytest.raises(UsageError, match="outside 1..4"):
+        knn_predict(BANK, labels, QUERY, KnnConfig(k=5))
+    with pytest.raises(UsageError, match="must be > 0"):
+        knn_predict(BANK, labels, QUERY, KnnConfig(k=1, tau=0.0))
+    good = {"features": BANK, "labels": labels}
+    with pytest.raises(InputError, match="no labels"):
+        check_feature_pair({"features": BANK}, good)
+    with pytest.raises(InputError, match="dimensions differ"):
+        check_feature_pair(good, {"features": np.ones((2, 3)), "labels": np.array([0, 1])})
+    with pytest.raises(InputError, match="NaN"):
+        check_feature_pair(good, {"features": np.array([[np.nan, 0.0]]), "labels": np.array([0])})
