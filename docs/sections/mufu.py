@@ -2,15 +2,19 @@
 
 - ``benchmark``: the chrF statistics and paired-bootstrap comparisons with sacrebleu
   (sizes, per-pair times, equality of the results), from benchmarks/results/mufu.json;
-- ``score_demo``: the demo's scoring study (experiments/results/mufu-score-demo.json).
+- ``score_demo``: the demo's scoring study (experiments/results/mufu-score-demo.json);
+- ``model``: the last base-model training run (its training_log.json, written by
+  scripts/train_mufu_model.py, copied to experiments/results/mufu-base-model.json):
+  schedule, time, sha256 and chrF into every language against the issue's requirement.
 """
 
 from __future__ import annotations
 
-from docs.sections import num
+from docs.sections import md_table, num
 
 BENCH = "benchmarks/results/mufu.json"
 SCORE_DEMO = "experiments/results/mufu-score-demo.json"
+MODEL_LOG = "experiments/results/mufu-base-model.json"  # a copy of the last training_log.json
 
 
 def _timing(doc: dict, label: str) -> dict:
@@ -53,4 +57,41 @@ def render_score_demo(sources) -> str:
     )
 
 
-SECTIONS = {"benchmark": render_benchmark, "score_demo": render_score_demo}
+def render_model(sources) -> str:
+    log = sources.load(MODEL_LOG)
+    cfg = log["config"]
+    met = "met" if log["requirement_met"] else "**not met**"
+    high = "met" if log["high_resource_met"] else "**not met**"
+    gap = "met" if log["target_gap_met"] else "**not met**"
+    scores = log["eval_chrf"]
+    langs = sorted(scores, key=lambda lang: (lang == "tel", lang))
+    rows = [
+        [f"`{lang}`" + (" (target)" if lang == "tel" else ""), f"{scores[lang]:.1f}"]
+        for lang in langs
+    ]
+    table = md_table(rows, ["chrF into", f"{cfg['eval_sentences']} held-out sentences"])
+    return "\n".join(
+        [
+            f"Schedule: {num(cfg['steps'])} steps, {num(cfg['warmup'])} of them warm-up (the "
+            "recipe's default: 5,000 and 300), "
+            f"{num(log['tokens'])} tokens, {num(log['parameters'])} parameters; "
+            f"{log['cpu_s'] / 60:.1f} CPU minutes, {log['wall_s'] / 60:.1f} minutes wall "
+            f"({log['threads']} torch thread, shared machine); loss "
+            + ", ".join(f"{h['loss']:.2f} (step {h['step']})" for h in log["history"])
+            + f". Weights `model.safetensors` sha256 "
+            f"`{log['sha256']}`.",
+            "",
+            f"Requirement: high-resource minimum {log['high_resource_min_chrf']:.1f} "
+            f"(≥ 80: {high}); `tel` {log['target_chrf']:.1f}, "
+            f"{log['target_gap_chrf']:.1f} below it (≥ 20 below: {gap}); overall {met}.",
+            "",
+            table,
+        ]
+    )
+
+
+SECTIONS = {
+    "benchmark": render_benchmark,
+    "score_demo": render_score_demo,
+    "model": render_model,
+}

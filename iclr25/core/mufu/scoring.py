@@ -128,13 +128,14 @@ def bootstrap(
     paired bootstrap against a baseline (``paired-bs``): mean, 95 % interval, p-value."""
     from sacrebleu.significance import _compute_p_value, estimate_ci
 
-    from iclr25.gpu.kernels.chrf_stats import bootstrap_sums
-
     n = len(stats)
     if n == 0:
         raise ValueError("bootstrap of an empty corpus")
+    if baseline_stats is not None and len(baseline_stats) != n:
+        raise ValueError(f"{n} system segments but {len(baseline_stats)} baseline segments")
     idx = resample_indices(n, n_samples, seed)
-    sys_scores = resample_scores(bootstrap_sums(stats, idx, device), params)
+    sys_sums, base_sums = _resample_sums(stats, baseline_stats, idx, device)
+    sys_scores = resample_scores(sys_sums, params)
     mean, half = estimate_ci(sys_scores)
     ordered = np.sort(sys_scores)
     lo, hi = ordered[n_samples // 40], ordered[n_samples - n_samples // 40 - 1]
@@ -148,9 +149,7 @@ def bootstrap(
         "p_value": None,
     }
     if baseline_stats is not None:
-        if len(baseline_stats) != n:
-            raise ValueError(f"{n} system segments but {len(baseline_stats)} baseline segments")
-        base_scores = resample_scores(bootstrap_sums(baseline_stats, idx, device), params)
+        base_scores = resample_scores(base_sums, params)
         base_score = score(baseline_stats, params)
         diffs = np.abs(sys_scores - base_scores)
         out["p_value"] = float(
@@ -159,6 +158,20 @@ def bootstrap(
         out["baseline_score"] = base_score
         out["baseline_mean"] = float(estimate_ci(base_scores)[0])
     return out
+
+
+def _resample_sums(stats, baseline_stats, idx, device: str):
+    """(R, S) resample sums of the system and of the baseline (None without one); on the
+    CPU both in one pass over the draws (the kernel takes at most ``MAX_STATS`` columns)."""
+    from iclr25.gpu.kernels.chrf_stats import bootstrap_sums
+
+    if baseline_stats is None:
+        return bootstrap_sums(stats, idx, device), None
+    if device == "cuda":
+        return bootstrap_sums(stats, idx, device), bootstrap_sums(baseline_stats, idx, device)
+    width = np.shape(stats)[1]
+    sums = bootstrap_sums(np.hstack([stats, baseline_stats]), idx, device)  # (R, 2S)
+    return sums[:, :width], sums[:, width:]
 
 
 # ---------------------------------------------------------------------------------------

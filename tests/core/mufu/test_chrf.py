@@ -173,3 +173,23 @@ def test_candidates_separated_by_zeros_are_not_bridged():
     assert covered.tolist() == [[3, 1, 0]]  # 1,2,3 / 12 / nothing
     m, c = match_counts_cpu(hyp, [3], ref, [5], 3, covered=True)
     assert c.tolist() == [[3, 1, 0]] and m.tolist() == [[3, 1, 0]]
+
+
+def test_rows_with_rare_symbols_of_a_large_alphabet_get_chunks_of_their_own():
+    """Frequent symbols get small ids: short-alphabet rows are counted with global ids,
+    rows holding a rare symbol (id >= 2^10 for 6 orders) renumbered per row; both exact."""
+    from iclr25.gpu.kernels.chrf_stats.reference import dense_ids, frequency_ranked
+
+    rng = np.random.default_rng(3)
+    common = [rng.integers(1, 30, size=int(rng.integers(0, 40))) for _ in range(40)]
+    rare = [rng.integers(1, 100_000, size=int(rng.integers(150, 300))) for _ in range(12)]
+    seqs = common + rare
+    hyps = [s[rng.permutation(len(s))] for s in seqs]
+    hl = np.array([len(s) for s in hyps])
+    rl = np.array([len(s) for s in seqs])
+    h, r = np.concatenate(hyps), np.concatenate(seqs)
+    ids = frequency_ranked(*dense_ids(np.concatenate([h, r])))
+    assert ids.max() >= 1 << 10 and ids[: hl[:40].sum()].max() < 1 << 10  # both kinds
+    m, c = match_counts_cpu(h, hl, r, rl, 6, covered=True, chunk_symbols=2000)
+    mr, cr = match_counts_reference(h, hl, r, rl, 6, covered=True)
+    assert np.array_equal(m, mr) and np.array_equal(c, cr)

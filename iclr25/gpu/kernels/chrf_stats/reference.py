@@ -13,7 +13,9 @@ symbols (characters or words, densely numbered by the caller), in CSR form
 :func:`match_counts_reference` is the definition with ``collections.Counter``;
 :func:`match_counts_cpu` is the vectorised path, exact by construction (no hashing):
 
-1. every symbol gets a dense id 1..A-1 (0 = nothing), ``b`` bits each;
+1. every symbol gets a dense id 1..A-1 (0 = nothing), numbered by decreasing frequency;
+   rows are grouped into chunks of similar length whose largest id sets ``b`` bits per
+   symbol (rows with a rare symbol of a large alphabet go to chunks of their own);
 2. each pair is one row ``[hyp | N-1 zeros | ref | N-1 zeros | padding]``, and each row
    position i the 64-bit key ``(s_i, s_{i+1}, .., s_{i+N-1}) << 1 | side`` (b bits per
    symbol, the side bit 0 for the hypothesis, 1 for the reference; a key whose first
@@ -38,6 +40,9 @@ from collections import Counter
 import numpy as np
 
 KEY_BITS = 63  # usable key bits besides the side bit
+# padded row symbols per chunk: ~32k keys (256 KiB of uint64) stay in a core's L2 cache;
+# measured 2x faster than 1M-symbol chunks on 2,000 FLORES-like pairs (less padding too)
+CHUNK_SYMBOLS = 1 << 15
 
 
 # ---------------------------------------------------------------------------------------
@@ -178,7 +183,13 @@ def _chunk_counts(hyp_ids, hyp_len, ref_ids, ref_len, orders, bits, covered):
 
 
 def match_counts_cpu(
-    hyp, hyp_len, ref, ref_len, orders: int, covered: bool = False, chunk_symbols: int = 1 << 20
+    hyp,
+    hyp_len,
+    ref,
+    ref_len,
+    orders: int,
+    covered: bool = False,
+    chunk_symbols: int = CHUNK_SYMBOLS,
 ):
     """The vectorised path (module docstring); same results as the reference."""
     hyp_len = np.asarray(hyp_len, dtype=np.int64)
@@ -189,14 +200,17 @@ def match_counts_cpu(
     if n == 0 or orders == 0:
         return (match, cover) if covered else match
     ids, alphabet = dense_ids(np.concatenate([np.asarray(hyp), np.asarray(ref)]))
+    ids = frequency_ranked(ids, alphabet)
     hyp_ids, ref_ids = ids[: int(hyp_len.sum())], ids[int(hyp_len.sum()) :]
-    bits = max(1, int(alphabet - 1).bit_length())
     h_off = np.concatenate([[0], np.cumsum(hyp_len)])
     r_off = np.concatenate([[0], np.cumsum(ref_len)])
     total = hyp_len + ref_len
-    order = np.argsort(total, kind="stable")  # similar lengths share a chunk: less padding
-    for chunk in _chunks(total[order], chunk_symbols):
+    row_max = np.maximum(_segment_max(hyp_ids, hyp_len), _segment_max(ref_ids, ref_len))
+    wide = row_max >= 1 << (KEY_BITS // orders)  # rows that need step 4's renumbering
+    order = np.lexsort((total, wide))  # by need, then length: less padding per chunk
+    for chunk in _class_chunks(total[order], wide[order], chunk_symbols):
         rows = order[chunk]
+        bits = max(1, int(row_max[rows].max()).bit_length())
         h_idx = _gather_index(h_off, rows)
         r_idx = _gather_index(r_off, rows)
         m, c, fallback = _chunk_counts(
@@ -213,6 +227,34 @@ def match_counts_cpu(
         if covered:
             cover[rows] = c
     return (match, cover) if covered else match
+
+
+def frequency_ranked(ids: np.ndarray, alphabet: int) -> np.ndarray:
+    """Dense ids renumbered by decreasing frequency (0 stays 0): frequent symbols get
+    small ids, so most rows of a mixed-script batch fit ``KEY_BITS // orders`` bits."""
+    counts = np.bincount(ids, minlength=alphabet)
+    by_count = np.argsort(-counts[1:], kind="stable") + 1
+    new = np.zeros(alphabet, dtype=np.int64)
+    new[by_count] = np.arange(1, alphabet)
+    return new[ids]
+
+
+def _segment_max(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """(n,) largest value of each CSR segment (0 for an empty one)."""
+    out = np.zeros(len(lengths), dtype=np.int64)
+    nonempty = lengths > 0
+    if values.size:
+        starts = (np.cumsum(lengths) - lengths)[nonempty]
+        out[nonempty] = np.maximum.reduceat(values, starts)
+    return out
+
+
+def _class_chunks(sorted_totals: np.ndarray, wide: np.ndarray, chunk_symbols: int):
+    """:func:`_chunks` within each run of equal ``wide`` (rows sorted by it first)."""
+    cut = int(np.searchsorted(wide, True))  # wide is False..., True...
+    out = _chunks(sorted_totals[:cut], chunk_symbols)
+    rest = _chunks(sorted_totals[cut:], chunk_symbols)
+    return out + [slice(c.start + cut, c.stop + cut) for c in rest]
 
 
 def _chunks(sorted_totals: np.ndarray, chunk_symbols: int) -> list[slice]:
