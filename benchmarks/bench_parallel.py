@@ -80,6 +80,8 @@ SEED = 0
 HORIZONS = (5000, 2000)  # longest first: the last cells to finish are short (reduced size)
 RUNS_PER_CELL = 20  # executions per cell
 REPEATS = 5  # interleaved rounds (the harness minimum; each side's first call includes start-up)
+#: the bandit core imports scipy.stats lazily; a pool's fork server imports it once
+WORKER_PRELOAD = ("scipy.stats",)
 
 
 def bandit_cell(config: dict, seed: int) -> dict:
