@@ -26,6 +26,27 @@ Sides, timed interleaved (one call = the whole sweep through ``run_tasks``, cach
 Every call's results are compared with the first in-process call's (they must be
 identical: the speed-up of a different computation would not be comparable).
 
+A control, timed in the same interleaved rounds (a figure, not a target):
+
+- ``bare-2``: the same cells on 2 processes with no execution layer at all: two processes
+  from the same fork server (task modules preloaded), each running every other cell
+  (a static split), joined at the end; no pool, no JSON, no cache keys. Its speed-up
+  over in-process is what two processes could give *on this machine at this moment*;
+  ``processes-2`` against ``bare-2`` is the execution layer's own cost.
+
+What else limits a speed-up, recorded beside the figures:
+
+- granularity: each cell's CPU time in one process (measured after the timed rounds), and
+  the best 2-worker makespan of those cells (longest-processing-time-first, which the
+  task order already follows), i.e. the speed-up the cells allow with free cores;
+- fixed costs: the intercept of the empty-task lines (pool start-up; connecting to the
+  running cluster);
+- the machine: the CPUs this process may run on (``os.sched_getaffinity``), whether Linux
+  autogroup scheduling is on, and how many distinct autogroups had a runnable process,
+  sampled every 2 s through the timed rounds: with autogroup on, the CPU is shared
+  fairly between *sessions*, so with G busy sessions on 2 cores this benchmark's session
+  gets about 2/G of a core however many processes it starts.
+
 Dask's per-task overhead: ``run_tasks`` of N empty tasks on the running cluster for two
 values of N; the slope (seconds per extra task) excludes the fixed cost of connecting.
 The same for the process pool and in-process, for scale. The scheduler runs in its own
@@ -59,6 +80,8 @@ SEED = 0
 HORIZONS = (5000, 2000)  # longest first: the last cells to finish are short (reduced size)
 RUNS_PER_CELL = 20  # executions per cell
 REPEATS = 5  # interleaved rounds (the harness minimum; each side's first call includes start-up)
+#: the bandit core imports scipy.stats lazily; a pool's fork server imports it once
+WORKER_PRELOAD = ("scipy.stats",)
 
 
 def bandit_cell(config: dict, seed: int) -> dict:
@@ -72,6 +95,114 @@ def bandit_cell(config: dict, seed: int) -> dict:
 def empty_task(config: dict, seed: int) -> int:
     """Nothing to compute: what is left is the layer's cost per task."""
     return seed
+
+
+def bare_cells(cells: list) -> None:
+    """The control's worker: ``(config, seed)`` pairs run one after another, one BLAS
+    thread (as a pool worker has), results discarded."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        for config, seed in cells:
+            bandit_cell(config, seed)
+
+
+def _bare_runner(tasks: list[Task]):
+    """The ``bare-2`` control: two processes, every other cell each, no execution layer."""
+    from iclr25.parallel_local import task_modules, worker_context
+
+    def call() -> None:
+        context = worker_context(task_modules(tasks))
+        halves = [[(t.config, t.seed) for t in tasks[r::2]] for r in range(2)]
+        processes = [context.Process(target=bare_cells, args=(half,)) for half in halves]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join()
+        if any(process.exitcode for process in processes):
+            raise RuntimeError("a bare-2 control process failed")
+
+    return call
+
+
+def busy_autogroups() -> int | None:
+    """How many distinct Linux autogroups have a runnable process now (None: no /proc)."""
+    import os
+
+    if not os.path.exists("/proc/self/autogroup"):
+        return None
+    groups = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+            if state == "R":
+                with open(f"/proc/{pid}/autogroup") as fh:
+                    groups.add(fh.read().split()[0])
+        except (OSError, IndexError):
+            continue
+    return len(groups)
+
+
+class AutogroupSampler:
+    """:func:`busy_autogroups` every ``every_s`` seconds in a thread, while in the block."""
+
+    def __init__(self, every_s: float = 2.0) -> None:
+        import threading
+
+        self.every_s, self.samples = every_s, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            count = busy_autogroups()
+            if count is not None:
+                self.samples.append(count)
+
+    def __enter__(self) -> AutogroupSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return {"samples": 0}
+        ordered = sorted(self.samples)
+        return {
+            "samples": len(ordered),
+            "median": ordered[len(ordered) // 2],
+            "min": ordered[0],
+            "max": ordered[-1],
+        }
+
+
+def granularity(tasks: list[Task]) -> dict:
+    """Each cell's CPU seconds in this process, and the speed-up the cells allow on 2
+    free cores: total / the longest-processing-time-first makespan on 2 workers."""
+    import time
+
+    cpu = []
+    for task in tasks:
+        start = time.process_time()
+        bandit_cell(task.config, task.seed)
+        cpu.append(time.process_time() - start)
+    loads = [0.0, 0.0]
+    for seconds in sorted(cpu, reverse=True):
+        loads[loads.index(min(loads))] += seconds
+    return {
+        "cell_cpu_s_min": min(cpu),
+        "cell_cpu_s_median": sorted(cpu)[len(cpu) // 2],
+        "cell_cpu_s_max": max(cpu),
+        "total_cpu_s": sum(cpu),
+        "makespan_2_workers_cpu_s": max(loads),
+        "speedup_bound_2_workers": sum(cpu) / max(loads),
+    }
 
 
 def sweep(quick: bool) -> list[Task]:
@@ -115,7 +246,7 @@ def run(report: Report) -> None:
     from iclr25.testing import DaskProcesses
 
     tasks = sweep(report.quick)
-    load_start = os.getloadavg()[0]
+    load_start, groups_start = os.getloadavg()[0], busy_autogroups()
     seen: dict = {}
     with tempfile.TemporaryDirectory() as folder, DaskProcesses(folder) as cluster:
         cluster.ensure_workers(2)
@@ -128,9 +259,12 @@ def run(report: Report) -> None:
                 "dask-running-2": Execution(scheduler=cluster.address, cache=False),
             }.items()
         }
+        sides["bare-2"] = _bare_runner(tasks)
         # no warm-up round: each side's first call (its start-up) is part of what a run costs
-        timed = report.time("sweep", sides, config=TimingConfig(warmup=0, repeats=REPEATS))
+        with AutogroupSampler() as sampler:
+            timed = report.time("sweep", sides, config=TimingConfig(warmup=0, repeats=REPEATS))
         _overhead(report, cluster.address)
+    report.figure("granularity", granularity(tasks))
     different = _differing(seen)
     comparable = not different
     note = "" if comparable else f"results differ from in-process: {different}"
@@ -145,6 +279,8 @@ def run(report: Report) -> None:
             "cells": len(tasks),
             "runs_per_cell": tasks[0].config["runs"],
             "speedup_dask_running2_vs_in_process": timed.ratio("in-process", "dask-running-2"),
+            "speedup_bare2_vs_in_process": timed.ratio("in-process", "bare-2"),
+            "speed_processes2_vs_bare2": timed.ratio("bare-2", "processes-2"),
             "identical_results": comparable,
         },
     )
@@ -152,10 +288,22 @@ def run(report: Report) -> None:
         "machine_load",
         {
             "cores": os.cpu_count(),
+            "affinity_cpus": len(os.sched_getaffinity(0)),
+            "autogroup_enabled": _autogroup_enabled(),
+            "busy_autogroups_start": groups_start,
+            "busy_autogroups_during_sweep": sampler.summary(),
             "load_avg_1min_start": load_start,
             "load_avg_1min_end": os.getloadavg()[0],
         },
     )
+
+
+def _autogroup_enabled() -> bool | None:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
+            return fh.read().strip() == "1"
+    except OSError:
+        return None
 
 
 def _overhead(report: Report, address: str) -> None:
@@ -174,10 +322,13 @@ def _overhead(report: Report, address: str) -> None:
             {name: _runner(tasks, ex, {}, name) for name, ex in executions.items()},
             config=TimingConfig(warmup=1, repeats=REPEATS),
         )
+    slope = {
+        name: (timed[large].seconds(name) - timed[small].seconds(name)) / (large - small)
+        for name in executions
+    }
+    report.figure("per_task_overhead_ms", {name: 1e3 * s for name, s in slope.items()})
+    # the line's intercept: a run's fixed cost (starting the pool, connecting)
     report.figure(
-        "per_task_overhead_ms",
-        {
-            name: 1e3 * (timed[large].seconds(name) - timed[small].seconds(name)) / (large - small)
-            for name in executions
-        },
+        "fixed_cost_s",
+        {name: timed[small].seconds(name) - small * slope[name] for name in executions},
     )

@@ -137,6 +137,20 @@ def barrier(ctx: Context) -> None:
         dist.barrier()
 
 
+def from_main(ctx: Context, value: float | None) -> float:
+    """Rank 0's ``value`` on every rank (a figure only rank 0 computes, such as an
+    evaluation that decides when training stops; other ranks pass None); one process:
+    ``value`` itself."""
+    if not ctx.active:
+        return value
+    import torch
+    import torch.distributed as dist
+
+    held = torch.tensor([float(value) if ctx.is_main else 0.0], dtype=torch.float64)
+    dist.broadcast(held, src=0)
+    return float(held)
+
+
 class DataParallel:
     """A training loop's view of the group: its rows of each global batch, the DDP
     wrapper for the training loss, loss weighting and reduction (module docstring)."""
@@ -171,23 +185,31 @@ class DataParallel:
     def local_rows(self, x):
         return x[self.rows(x.shape[0])]
 
-    def _weight(self) -> float:
-        """n_rank / (batch / world): 1 when the batch divides evenly."""
-        rows = self.rows(self.global_batch)
-        return (rows.stop - rows.start) * self.ctx.world_size / self.global_batch
+    def _weight(self, count: int | None = None, total: int | None = None) -> float:
+        """count / (total / world): this rank's share of the terms of a mean, relative to
+        an even split (1 when the batch divides evenly). By default the terms are rows of
+        the global batch; pass ``count``, ``total`` when they are not (a short last batch,
+        tokens of variable-length rows)."""
+        if count is None:
+            total = self.global_batch if total is None else total
+            rows = self.rows(total)
+            count = rows.stop - rows.start
+        return count * self.ctx.world_size / total
 
-    def scale(self, loss):
-        """The loss to back-propagate: DDP's average of the scaled rank means is then the
-        gradient of the mean over the whole batch."""
-        return loss * self._weight()
+    def scale(self, loss, count: int | None = None, total: int | None = None):
+        """The loss to back-propagate, ``loss`` being the mean over this rank's ``count``
+        terms of the batch's ``total`` (default: its rows of the global batch): DDP's
+        average of the scaled rank means is then the gradient of the whole batch's mean."""
+        return loss * self._weight(count, total)
 
-    def mean(self, loss) -> float:
-        """The mean loss over the whole batch (one all-reduce of a scalar)."""
+    def mean(self, loss, count: int | None = None, total: int | None = None) -> float:
+        """The mean loss over the whole batch (one all-reduce of a scalar); ``count`` and
+        ``total`` as for :meth:`scale`."""
         import torch.distributed as dist
 
-        total = loss.detach().reshape(1) * (self._weight() / self.ctx.world_size)
-        dist.all_reduce(total)
-        return float(total)
+        total_loss = loss.detach().reshape(1) * (self._weight(count, total) / self.ctx.world_size)
+        dist.all_reduce(total_loss)
+        return float(total_loss)
 
     def merge_rows(self, x):
         """Every rank's own rows of ``x`` put together (rows outside a rank's share are

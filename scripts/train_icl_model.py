@@ -5,6 +5,7 @@ thread count, deterministic algorithms). Run from the repository root::
 
     nice -n 10 .venv/bin/python scripts/train_icl_model.py            # writes iclr25/data/icl_model
     .venv/bin/python scripts/train_icl_model.py --steps 50 --out /tmp/m   # a smoke run
+    torchrun --standalone --nproc-per-node 2 scripts/train_icl_model.py   # 2 CPU processes
 
 Data (generated on the fly, nothing downloaded): episodes of the synthetic world in
 ``iclr25/core/icl_order/synthetic.py``. Each training sequence is ``[BOS]`` followed by
@@ -32,6 +33,13 @@ accuracy (four-class symbolic episodes from a seed never used in training, among
 episode's labels) is printed during training; everything, with the measured wall time
 and the provenance of the run, is written next to the weights as ``training_log.json``
 (the docs quote it from there).
+
+Under ``torchrun`` the training runs data-parallel (gloo, :mod:`iclr25.distributed_torch`):
+every process draws the same global batch of ``--batch-size`` episodes from the same
+generator and computes the loss on its rows, weighted by its share of the batch's label
+tokens, so the update is the one-process update (the mean over all label tokens of the
+batch) and the logged loss is the whole batch's; rank 0 alone evaluates, prints and
+writes.
 
 Why this format: in development runs with ``--templates mixed``
 (``"Input: {text}\\nLabel: {label}\\n"`` and two variants, the label four tokens after
@@ -81,9 +89,10 @@ WORDS_PER_CLASS = {1: 0.2, 2: 0.2, 4: 0.2, None: 0.4}
 STEPS = 4000
 
 
-def build_tokenizer(out: Path):
+def build_tokenizer(out: Path | None):
     """A word-level tokenizer: spaces separate words, newline and punctuation are tokens;
-    ``[BOS]`` is prepended when special tokens are requested (like Llama's tokenizers)."""
+    ``[BOS]`` is prepended when special tokens are requested (like Llama's tokenizers).
+    Saved to ``out`` unless it is None."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
@@ -107,6 +116,8 @@ def build_tokenizer(out: Path):
         padding_side="left",
         model_max_length=128,
     )
+    if out is None:
+        return fast
     fast.save_pretrained(out)
     # transformers 5 writes its own class name; the generic name loads on 4.x and 5.x
     config_path = out / "tokenizer_config.json"
@@ -184,6 +195,37 @@ def held_out_accuracy(
     return {k: float(correct[k] / n_episodes) for k in range(N_DEMOS)}
 
 
+def label_loss(model, input_ids, targets, pad_id: int, parallel=None):
+    """(mean cross-entropy of the batch's label tokens, what to back-propagate).
+
+    One process: the loss itself, twice. Under torchrun: the mean over this rank's rows'
+    label tokens, and that mean weighted by its share of the batch's label tokens, so DDP's
+    average of the ranks' gradients is the gradient of the mean over all of them (every
+    row has labels, so no rank's mean is empty)."""
+    if parallel is not None:
+        rows = parallel.rows(input_ids.shape[0])
+        total = int((targets != -100).sum())
+        input_ids, targets = input_ids[rows], targets[rows]  # (b, T): this rank's rows
+        count = int((targets != -100).sum())
+        model = parallel.module
+    attention_mask = (input_ids != pad_id).long()
+    logits = model(input_ids, attention_mask=attention_mask).logits  # (B, T, V)
+    loss = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100
+    )
+    if parallel is None:
+        return loss, loss
+    return loss, parallel.scale(loss, count, total)
+
+
+def batch_mean(loss, input_ids, targets, parallel=None) -> float:
+    """The loss over the whole batch (under torchrun one all-reduce: call it on every rank)."""
+    if parallel is None:
+        return loss.item()
+    rows = parallel.rows(input_ids.shape[0])
+    return parallel.mean(loss, int((targets[rows] != -100).sum()), int((targets != -100).sum()))
+
+
 def lr_at(step: int, steps: int, warmup: int = 200) -> float:
     if step < warmup:
         return (step + 1) / warmup
@@ -207,13 +249,25 @@ def main() -> None:
     global TEMPLATES
     TEMPLATES = TEMPLATE_SETS[args.templates]
 
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from iclr25.distributed_torch import process_group
 
     torch.set_num_threads(1)  # a shared machine: oversubscribed threads spin
     torch.manual_seed(args.seed)
     torch.use_deterministic_algorithms(True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(args.out)
+    with process_group("cpu") as group:
+        train(args, group)
+
+
+def train(args, group) -> None:
+    """The training run (under torchrun this rank's part: only rank 0 evaluates, prints
+    and writes)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from iclr25.distributed_torch import DataParallel
+
+    if group.is_main:
+        args.out.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(args.out if group.is_main else None)
     config = GPT2Config(
         vocab_size=len(tokenizer.get_vocab()),
         n_positions=128,
@@ -228,6 +282,7 @@ def main() -> None:
         attn_pdrop=0.0,
     )
     model = GPT2LMHeadModel(config)
+    parallel = DataParallel(group, args.batch_size).attach(model) if group.active else None
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_at(s, args.steps))
@@ -241,24 +296,24 @@ def main() -> None:
     }
     start = time.perf_counter()
     for step in range(args.steps):
+        # every rank draws the whole batch: the generator stays the one-process stream
         input_ids, targets = encode_batch(tokenizer, rng, words, args.batch_size)
-        attention_mask = (input_ids != tokenizer.pad_token_id).long()
-        logits = model(input_ids, attention_mask=attention_mask).logits  # (B, T, V)
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100
-        )
+        loss, share = label_loss(model, input_ids, targets, tokenizer.pad_token_id, parallel)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        share.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
+            loss_value = batch_mean(loss, input_ids, targets, parallel)
+            if not group.is_main:
+                continue
             acc = held_out_accuracy(model, tokenizer, args.eval_episodes)
             repeats = held_out_accuracy(model, tokenizer, args.eval_episodes, words_per_class=1)
             elapsed = time.perf_counter() - start
             entry = {
                 "step": step + 1,
-                "loss": round(loss.item(), 4),
+                "loss": round(loss_value, 4),
                 "elapsed_s": round(elapsed, 1),
                 "accuracy_by_k": {k: round(a, 3) for k, a in acc.items()},
                 "repeated_words_accuracy_by_k": {k: round(a, 3) for k, a in repeats.items()},
@@ -266,6 +321,8 @@ def main() -> None:
             log["evals"].append(entry)
             print(json.dumps(entry), flush=True)
     wall_s = time.perf_counter() - start
+    if not group.is_main:
+        return
     model.save_pretrained(args.out, safe_serialization=True)
     final = held_out_accuracy(model, tokenizer, args.final_episodes)
     from iclr25.provenance import provenance
@@ -284,6 +341,8 @@ def main() -> None:
         },
         provenance=provenance(["python", "scripts/train_icl_model.py", *sys.argv[1:]], [args.seed]),
     )
+    if group.active:
+        log["distributed"] = group.as_dict()
     (args.out / "training_log.json").write_text(json.dumps(log, indent=1) + "\n")
     print(json.dumps(log["final_accuracy_by_k"]), f"wall {wall_s:.0f}s", flush=True)
 

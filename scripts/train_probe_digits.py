@@ -10,6 +10,12 @@ the diffusion-at checkpoint format, to ``iclr25/data/diffusion_probe/digits_ddpm
 and prints the steps, the Fréchet distance, the wall time and the file's sha256.
 
     python scripts/train_probe_digits.py [--max-steps 8000] [--check-every 1000]
+    torchrun --standalone --nproc-per-node 2 scripts/train_probe_digits.py ...
+
+Under ``torchrun`` the training runs data-parallel (gloo, :mod:`iclr25.distributed_torch`,
+as ``diffusion-at train`` does): the global batch stays the one-process batch, every
+process draws it and trains on its rows; rank 0 alone samples for the Fréchet distance
+(the other ranks wait for its verdict), prints and writes.
 """
 
 from __future__ import annotations
@@ -65,27 +71,44 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     torch.manual_seed(0)
+    from iclr25.distributed_torch import process_group
+
+    with process_group("cpu") as group:
+        return train_until_target(args, group)
+
+
+def train_until_target(args, group) -> int:
+    """Train in chunks of ``--check-every`` steps until the FD target or ``--max-steps``;
+    under torchrun, this rank's part (only rank 0 evaluates, prints and writes)."""
     from dataclasses import replace
 
     from iclr25.core.diffusion_at.data import load_digits
     from iclr25.core.diffusion_at.pipeline import default_config, make_schedule, train
+    from iclr25.distributed_torch import DataParallel, from_main
 
     data = load_digits()
     config = default_config(
         data, data="digits", steps=args.check_every, seed=0, diffusion_steps=DIFFUSION_STEPS
     )
     schedule = make_schedule(config)
+    parallel = DataParallel(group, config.batch_size) if group.active else None
     t0 = time.perf_counter()
-    trained = train(config, data)
+    # the state keeps the DDP wrapper (state.parallel) for the later chunks
+    trained = train(config, data, parallel=parallel)
     while True:
-        fd = fid_of(trained.state, schedule, data.array)
-        print(
-            f"step {trained.state.step}: FD {fd:.1f} ({time.perf_counter() - t0:.0f} s)", flush=True
-        )
+        fd = fid_of(trained.state, schedule, data.array) if group.is_main else None
+        fd = from_main(group, fd)  # every rank stops at the same step
+        if group.is_main:
+            print(
+                f"step {trained.state.step}: FD {fd:.1f} ({time.perf_counter() - t0:.0f} s)",
+                flush=True,
+            )
         if fd <= TARGET_FD or trained.state.step >= args.max_steps:
             break
         config = replace(config, steps=trained.state.step + args.check_every)
         trained = train(config, data, state=trained.state)
+    if not group.is_main:
+        return 0
     save_ema(trained.state, config, args.out)
     digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
     print(

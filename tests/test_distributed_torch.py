@@ -30,6 +30,7 @@ from iclr25.distributed_torch import (
     Context,
     DataParallel,
     context_from_env,
+    from_main,
     is_follower,
     launched,
     shard_bounds,
@@ -83,6 +84,27 @@ def test_uneven_shares_are_weighted_to_the_batch_mean():
         {"x": torch.arange(63), "k": torch.tensor(5)}
     )
     assert rows["x"].tolist() == list(range(32, 63)) and int(rows["k"]) == 5
+
+
+def test_shares_of_other_terms_are_weighted_by_their_counts():
+    """A short last batch (38 rows: 19 + 19) and variable token counts (7 of 20 terms on
+    this rank): weight = count · world / total, so the DDP average of the scaled means is
+    the mean over all terms."""
+    dp = DataParallel(Context(1, 2, 1, "gloo"), 100)
+    assert dp._weight() == 1.0 and dp._weight(total=38) == 1.0
+    assert dp._weight(total=37) == pytest.approx(18 * 2 / 37)  # rank 1 holds rows 19..36
+    assert dp._weight(7, 20) == pytest.approx(0.7)
+    assert float(dp.scale(torch_tensor(2.0), 7, 20)) == pytest.approx(1.4)
+
+
+def test_from_main_is_the_value_itself_in_one_process():
+    assert from_main(Context(), 3.5) == 3.5
+
+
+def torch_tensor(x: float):
+    import torch
+
+    return torch.tensor(x)
 
 
 def _cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:

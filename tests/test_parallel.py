@@ -187,3 +187,46 @@ def test_a_silent_address_is_a_clear_error_not_a_hang():
     finally:
         server.close()
     assert time.perf_counter() - t0 < 120  # a hang guard, not a speed check
+
+
+PRELOAD_PROBE = """
+import sys
+
+WORKER_PRELOAD = ("wave",)  # a stdlib module nothing else imports
+
+
+def task(config, seed):
+    return "wave" in sys.modules  # at the task's start: imported before it ran?
+"""
+PRELOAD_DRIVER = """
+import json, sys
+import preload_probe
+from iclr25.parallel import Execution, Task, run_tasks
+
+if __name__ == "__main__":  # the fork server imports __main__
+    tasks = [Task(preload_probe.task, {}, i) for i in range(4)]
+    out = run_tasks(tasks, Execution(workers=2, cache=False))
+    print(json.dumps({"parent_has_it": "wave" in sys.modules, "workers": out.results}))
+"""
+
+
+def test_a_task_modules_declared_lazy_imports_are_preloaded_for_pool_workers(tmp_path):
+    """``WORKER_PRELOAD`` of a task's module: the pool's fork server imports it once, so a
+    worker has it before its first task (the parent never imported it)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from iclr25.parallel_local import task_modules
+
+    (tmp_path / "preload_probe.py").write_text(PRELOAD_PROBE)
+    (tmp_path / "driver.py").write_text(PRELOAD_DRIVER)
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(repo)])}
+    proc = subprocess.run(
+        [sys.executable, str(tmp_path / "driver.py")],
+        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == {"parent_has_it": False, "workers": [True] * 4}
+    assert task_modules(_tasks(1)) == ["iclr25.testing"]  # nothing declared: the module only

@@ -10,6 +10,7 @@ SIDES = {
     "processes-2": "process pool (`--workers 2`)",
     "dask-local-2": "LocalCluster started per run (`--scheduler local --workers 2`)",
     "dask-running-2": "2-worker Dask cluster already running (`--scheduler ADDRESS`)",
+    "bare-2": "control: 2 bare processes, no execution layer (every other cell each)",
 }
 
 
@@ -31,7 +32,38 @@ def _setting(doc: dict) -> str:
             f"{num(load['load_avg_1min_end'])} when it ended (other jobs shared it; see "
             "*Reading these figures* below)."
         )
+    groups = (load or {}).get("busy_autogroups_during_sweep") or {}
+    if groups.get("samples"):
+        text += (
+            f" This process could run on {num(load['affinity_cpus'])} CPUs "
+            f"(`os.sched_getaffinity`); autogroup scheduling was "
+            f"{'on' if load['autogroup_enabled'] else 'off'}, and sessions with a runnable "
+            f"process numbered {num(groups['median'])} (median of {num(groups['samples'])} "
+            f"samples every 2 s during the timed rounds; range {num(groups['min'])}–"
+            f"{num(groups['max'])})."
+        )
     return text
+
+
+def _limits(doc: dict) -> str:
+    """Granularity, fixed costs and the bare-process control (when the run has them)."""
+    figures = doc["figures"]
+    grain, fixed = figures.get("granularity"), figures.get("fixed_cost_s")
+    if not grain or not fixed:
+        return ""
+    sweep = figures["sweep"]
+    return (
+        f"\n**What limits the speed-up.** Granularity: one cell takes "
+        f"{num(grain['cell_cpu_s_min'])}–{num(grain['cell_cpu_s_max'])} s of CPU (median "
+        f"{num(grain['cell_cpu_s_median'])} s, {num(grain['total_cpu_s'])} s in all), so on 2 "
+        f"free cores the cells allow a speed-up of {num(grain['speedup_bound_2_workers'])} "
+        f"(longest-first makespan {num(grain['makespan_2_workers_cpu_s'])} s). Fixed cost per "
+        f"run (the empty-task lines' intercept): "
+        + ", ".join(f"{SIDES[k].split(' (')[0]} {num(v)} s" for k, v in fixed.items())
+        + f". The control of 2 bare processes ran {num(sweep['speedup_bare2_vs_in_process'])}× "
+        f"as fast as in-process; the process pool ran at "
+        f"{num(sweep['speed_processes2_vs_bare2'])}× the control's speed.\n"
+    )
 
 
 def render_overhead(sources) -> str:
@@ -56,6 +88,7 @@ def render_overhead(sources) -> str:
         f"in-process ones. Per-task overhead: the slope of the wall time of {small} and "
         f"{large} empty tasks (median of {doc['timing_protocol']['repeats']} interleaved "
         f"rounds), so the fixed cost of starting or connecting is left out:\n\n{per_task}\n"
+        f"{_limits(doc)}"
     )
 
 

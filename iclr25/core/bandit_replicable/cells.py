@@ -19,6 +19,9 @@ from iclr25.core.bandit_replicable.environments import ArmsEnvironment
 from iclr25.core.bandit_replicable.simulate import SimulationConfig, run_experiment
 from iclr25.parallel import Execution, Outcome, Task, run_tasks
 
+#: imported lazily by the cells (guarantee bounds): preloaded once for a process pool
+WORKER_PRELOAD = ("scipy.stats",)
+
 
 @dataclass(frozen=True)
 class InstanceSpec:

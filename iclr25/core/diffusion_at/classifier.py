@@ -18,16 +18,19 @@ writes the shipped weights ``iclr25/data/diffusion_at/digit_classifier.safetenso
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
+from iclr25.distributed_torch import DataParallel
 from iclr25.paths import package_file
 
 WEIGHTS = ("iclr25.data", "diffusion_at", "digit_classifier.safetensors")
 N_TRAIN = 1500
+BATCH = 100  # minibatch (the global one under torchrun)
 
 
 class DigitClassifier(nn.Module):
@@ -63,24 +66,51 @@ def digits_split(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
     return x[train], y[train], x[test], y[test]
 
 
-def train_digit_classifier(seed: int = 0, epochs: int = 40) -> tuple[DigitClassifier, float]:
-    """Train deterministically on CPU; returns (model, held-out accuracy)."""
+def train_digit_classifier(
+    seed: int = 0,
+    epochs: int = 40,
+    parallel: DataParallel | None = None,
+    on_loss: Callable[[float], None] | None = None,
+) -> tuple[DigitClassifier, float]:
+    """Train deterministically on CPU; returns (model, held-out accuracy).
+
+    ``parallel`` (torchrun): every rank draws the same minibatch and noise and computes the
+    loss on its rows, so the run is the one-process run, split (the global minibatch stays
+    100). ``on_loss`` receives each step's minibatch mean loss (under torchrun, on every
+    rank, the whole minibatch's)."""
     x_train, y_train, x_test, y_test = digits_split(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = DigitClassifier()
+    if parallel is not None:
+        parallel.attach(model)
     gen = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     for _ in range(epochs):
         order = torch.randperm(len(y_train), generator=gen)
-        for start in range(0, len(order), 100):
-            idx = order[start : start + 100]
+        for start in range(0, len(order), BATCH):
+            idx = order[start : start + BATCH]
             noisy = x_train[idx] + 0.1 * torch.randn(x_train[idx].shape, generator=gen)
-            loss = nn.functional.cross_entropy(model(noisy), y_train[idx])
+            if parallel is None:
+                loss = nn.functional.cross_entropy(model(noisy), y_train[idx])
+                share = loss
+            else:  # this rank's rows; the scaled loss's DDP gradient is the batch mean's
+                rows = parallel.rows(len(idx))
+                loss = nn.functional.cross_entropy(parallel.module(noisy[rows]), y_train[idx][rows])
+                share = parallel.scale(loss, rows.stop - rows.start, len(idx))
             optimizer.zero_grad()
-            loss.backward()
+            share.backward()
             optimizer.step()
+            if on_loss is not None:
+                on_loss(_batch_mean(loss, parallel, len(idx)))
     return model.eval(), accuracy(model, x_test, y_test)
+
+
+def _batch_mean(loss: torch.Tensor, parallel: DataParallel | None, n: int) -> float:
+    if parallel is None:
+        return float(loss.detach())
+    rows = parallel.rows(n)
+    return parallel.mean(loss, rows.stop - rows.start, n)
 
 
 @torch.no_grad()
