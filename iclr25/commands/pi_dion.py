@@ -1,15 +1,17 @@
 """`iclr25 pi-dion`: label-free inverse operators for PDE inverse problems (Cho & Son 2025).
 
 Subcommands: ``generate`` (training and held-out data from the Matérn prior, solved on a
-4× finer FD grid) and ``compare`` (PI-DION without labels against supervised DeepONets
+4× finer FD grid), ``train`` (label-free, or ``--labels N`` supervised; ``--save``),
+``solve`` (a user's CSV/NPZ measurements → f and u with a trained model, Tikhonov or the
+Bayes mean) and ``compare`` (PI-DION without labels against supervised DeepONets
 with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
 mean, over seeds, with a pass condition fixed in code). The method lives in
-:mod:`iclr25.core.pi_dion`. Not built yet: ``train``, ``solve``, ``noise``, 2-D, darcy
-(see docs/pi-dion.md, "Status").
+:mod:`iclr25.core.pi_dion`. Not built yet: 2-D, darcy (see docs/pi-dion.md, "Status").
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -100,6 +102,104 @@ def generate_command(
     results = {"files": ["train.npz", "test.npz"], "n_train": n_train, "n_test": n_test,
                "sensors": len(train_set.x), "noise_std": ops.noise_std}  # fmt: skip
     run.finish(results, {"pde": pde, "c": p.c, "nu": nu, "ell": ell, "noise": noise})
+
+
+StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.")]
+WidthOpt = Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")]
+BasisOpt = Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")]
+TRAIN_KEYS = "mode, labels, instances, sensors, final_loss, steps, held_out, saved, sha256"
+
+
+@command(app, "train", epilog=f"JSON results: {TRAIN_KEYS}.")
+def train_command(
+    data: Annotated[
+        Path | None, typer.Option("--data", help="A folder from `generate` (reads train.npz).")
+    ] = None,
+    measurements: Annotated[
+        Path | None,
+        typer.Option(
+            "--measurements",
+            help="Your own unlabelled data: CSV (x,u[,instance]) or NPZ (x m×1, u N×m).",
+        ),
+    ] = None,  # fmt: skip
+    pde: PdeOpt = "reaction-diffusion",
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    steps: StepsOpt = 4000,
+    width: WidthOpt = 64,
+    basis: BasisOpt = 16,
+    batch: Annotated[int, typer.Option("--batch", help="Instances per step.")] = 1000,
+    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate (cosine decay).")] = 1e-3,
+    labels: Annotated[
+        int,
+        typer.Option(
+            "--labels",
+            help="0: label-free; N: supervised on the first N "
+            "labelled instances of --measurements (an NPZ with grid and f).",
+        ),
+    ] = 0,  # fmt: skip
+    save: Annotated[Path | None, typer.Option("--save", help="Write the model here.")] = None,
+    *,
+    run: Run,
+) -> None:
+    """Train PI-DION without labels on measurements of u alone (f is never read), or a
+    supervised DeepONet with --labels N; --save FILE keeps the model for `solve`."""
+    from iclr25.commands.pi_dion_solve import run_train
+    from iclr25.core.pi_dion import train
+
+    p = _problem(pde, 1, k, kappa, 2.5, 0.2, 0.01, "full")
+    cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr)
+    train.check(cfg)
+    run_train(run, p, cfg, data, measurements, labels, save)
+
+
+SOLVE_KEYS = (
+    "method, grid, f, u (a row per instance), instances, sensors, identifiable_fraction, "
+    "residual_rel, misfit_rel (per instance), noise_std, model"
+)
+
+
+@command(app, "solve", epilog=f"JSON results: {SOLVE_KEYS}.")
+def solve_command(
+    measurements: Annotated[
+        Path, typer.Option("--measurements", help="CSV (x[,y],u[,instance]) or NPZ (x m×d, u N×m).")
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="bundled (reaction-diffusion, k = 1, 64 sensors) or a file from `train --save`.",
+        ),
+    ] = "bundled",  # fmt: skip
+    method: Annotated[
+        str, typer.Option("--method", help="pi-dion, tikhonov or bayes (Matérn prior).")
+    ] = "pi-dion",
+    noise_std: Annotated[
+        float | None,
+        typer.Option(
+            "--noise-std",
+            help="Noise σ for tikhonov/bayes (default: --noise × RMS(u) under the prior).",
+        ),
+    ] = None,  # fmt: skip
+    grid: Annotated[int, typer.Option("--grid", help="Output points on [0, 1].")] = 129,
+    pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    nu: NuOpt = 2.5,
+    ell: EllOpt = 0.2,
+    noise: NoiseOpt = 0.01,
+    *,
+    run: Run,
+) -> None:
+    """f and u on a grid for every instance of your measurements, with the share of Ω the
+    sensors determine (identifiable_fraction) and the PDE residual of the answer."""
+    from iclr25.commands.pi_dion_solve import run_solve
+    from iclr25.core.pi_dion.problem import Problem
+    from iclr25.core.pi_dion.solve import SolveConfig
+
+    p = Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise)
+    run_solve(run, p, dim, SolveConfig(method, grid, noise_std), measurements, model)
 
 
 COMPARE_KEYS = (

@@ -59,3 +59,79 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, needle):
 def test_generate_needs_out(cli):
     result = cli("pi-dion", "generate", "--n-train", "2")
     assert result.returncode == 2 and "--out" in error_line(result.stderr)
+
+
+TRAIN_TINY = ("--steps", "3", "--width", "8", "--basis", "4", "--batch", "5", "--json", "--quiet")
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """Ten instances on 12 sensors, as NPZ with garbage labels, NPZ without, and CSV."""
+    root = tmp_path_factory.mktemp("measured")
+    rng = np.random.default_rng(3)
+    x = np.arange(1, 13) / 13
+    u = np.sin(np.pi * x)[None] * rng.normal(size=(10, 1)) + 0.01 * rng.normal(size=(10, 12))
+    np.savez(root / "plain.npz", x=x[:, None], u=u)
+    np.savez(root / "with_f.npz", x=x[:, None], u=u, f=np.full((10, 5), np.nan), grid=np.ones(5))
+    rows = [
+        f"{i},{float(xs)!r},{float(v)!r}" for i in range(10) for xs, v in zip(x, u[i], strict=True)
+    ]
+    (root / "m.csv").write_text("instance,x,u\n" + "\n".join(rows) + "\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny_model(cli, measured, tmp_path_factory):
+    model = tmp_path_factory.mktemp("model") / "plain.safetensors"
+    res = cli("pi-dion", "train", "--measurements", measured / "plain.npz", "--save", model,
+              *TRAIN_TINY)  # fmt: skip
+    assert res.returncode == 0, res
+    return model, res.json()["results"]
+
+
+def test_train_never_reads_f(cli, measured, tiny_model, tmp_path):
+    model = tmp_path / "with_f.safetensors"
+    res = cli("pi-dion", "train", "--measurements", measured / "with_f.npz", "--save", model,
+              *TRAIN_TINY)  # fmt: skip
+    assert res.returncode == 0, res
+    assert tiny_model[1]["mode"] == "label-free"
+    assert tiny_model[1]["sha256"] == res.json()["results"]["sha256"]  # NaN labels: no change
+
+
+@pytest.mark.slow
+def test_solve_reads_csv_like_npz(cli, measured, tiny_model):
+    solved = [cli("pi-dion", "solve", "--measurements", measured / name, "--model", tiny_model[0],
+                  "--grid", "17", "--json", "--quiet").json()["results"]
+              for name in ("plain.npz", "m.csv")]  # fmt: skip
+    assert solved[0]["f"] == solved[1]["f"] and len(solved[0]["f"]) == 10
+    assert len(solved[0]["grid"]) == 17 and solved[0]["identifiable_fraction"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--model", "MODEL", "--measurements", "FEW"), "train one for it"),
+        (("--method", "ridge"), "pi-dion, tikhonov, bayes"),
+    ],
+)
+def test_solve_bad_input_is_one_line_and_exit_2(cli, measured, tiny_model, tmp_path, args, needle):
+    few = tmp_path / "few.npz"
+    np.savez(few, x=np.arange(1, 10)[:, None] / 10, u=np.ones((2, 9)))
+    args = tuple({"MODEL": tiny_model[0], "FEW": few}.get(a, a) for a in args)
+    if "--measurements" not in args:
+        args = ("--measurements", measured / "plain.npz", *args)
+    out = tmp_path / "run"
+    result = cli("pi-dion", "solve", *args, "--out", out)
+    assert result.returncode == 2, result
+    assert needle in error_line(result.stderr)
+    assert not out.exists()
+
+
+def test_train_refuses_to_overwrite_and_labels_need_f(cli, measured, tmp_path):
+    taken = tmp_path / "taken.safetensors"
+    taken.write_text("keep")
+    res = cli("pi-dion", "train", "--measurements", measured / "plain.npz", "--save", taken)
+    assert res.returncode == 2 and "exists" in error_line(res.stderr)
+    assert taken.read_text() == "keep"
+    res = cli("pi-dion", "train", "--measurements", measured / "plain.npz", "--labels", "3")
+    assert res.returncode == 2 and "no f labels" in error_line(res.stderr)

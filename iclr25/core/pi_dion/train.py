@@ -42,6 +42,14 @@ class TrainConfig:
     w_res: float = 0.1  # weight of the residual term; see docs/pi-dion.md for how it was chosen
 
 
+def check(cfg: TrainConfig) -> None:
+    from iclr25.errors import UsageError
+
+    if cfg.steps < 1 or cfg.batch < 1 or cfg.width < 1 or cfg.basis < 1 or not cfg.lr > 0:
+        raise UsageError("--steps, --batch, --width, --basis must be ≥ 1 and --lr > 0",
+                         "e.g. --steps 4000 --width 64 --basis 16 --lr 1e-3")  # fmt: skip
+
+
 def f_scale(c: float) -> float:
     return (2 * math.pi) ** 2 + abs(c)
 
