@@ -232,6 +232,15 @@ def compare_command(
     quick: Annotated[
         bool, typer.Option("--quick", help="200 train / 100 test, 3 seeds, N = 10,100, 300 steps.")
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Score this trained PI-DION (bundled or a `train --save` "
+            "file) instead of training one per seed; the supervised models get its "
+            "training settings (equal budget).",
+        ),
+    ] = None,  # fmt: skip
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -252,6 +261,8 @@ def compare_command(
     )  # fmt: skip
     if quick:
         config = compare.quick(config)
+    if model is not None:
+        config = _with_model(config, model, run)
     _check_compare(config)
     _warn_partial(run, p)
     execution = parallel_options.execution(workers, scheduler, no_cache)
@@ -264,6 +275,56 @@ def compare_command(
     run.finish(results, config, render_compare)
 
 
+NOISE_KEYS = (
+    "noise_levels, methods, rel_l2_f, root_nmse_f (per method, per level), fitted_slope "
+    "(per method: slope, ci_low, ci_high), predicted_slope, rate_reproduced, pass_condition, "
+    "verdict, problem"
+)
+
+
+@command(app, "noise", epilog=f"JSON results: {NOISE_KEYS}.")
+def noise_command(
+    pde: PdeOpt = "reaction-diffusion",
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    nu: NuOpt = 2.5,
+    ell: EllOpt = 0.2,
+    methods: Annotated[
+        str, typer.Option("--methods", help="Comma-separated: pi_dion, tikhonov, bayes.")
+    ] = "pi_dion,tikhonov,bayes",
+    n_train: Annotated[int, typer.Option("--n-train", help="Unlabelled instances.")] = 1000,
+    n_test: Annotated[int, typer.Option("--n-test", help="Held-out instances.")] = 500,
+    steps: StepsOpt = 4000,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="200 train / 100 test, 300 steps.")
+    ] = False,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
+    *,
+    run: Run,
+) -> None:
+    """Error of f against six noise levels 0.001–0.05 (PI-DION retrained per level): fitted
+    log–log slope per method with a bootstrap interval vs the predicted 2ν/(2ν+4+d)."""
+    from dataclasses import replace
+
+    from iclr25 import parallel_options
+    from iclr25.core.pi_dion import noise, train
+
+    p = _problem(pde, 1, k, kappa, nu, ell, 0.01, "full")
+    names = tuple(m.strip() for m in methods.split(",") if m.strip())
+    cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, train.TrainConfig(steps=steps))
+    if quick:
+        cfg = replace(noise.QUICK, problem=p, methods=names)
+    noise.check(cfg)
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    total = len(cfg.methods) * len(cfg.levels)
+    with run.progress("method × level", total=total) as advance, run.timer("noise_s"):
+        results, outcome = noise.run_noise(cfg, run.seed, execution, advance)
+    parallel_options.report(run, outcome)
+    run.finish(results, cfg)
+
+
 def _label_grid(text: str, n_train: int) -> tuple[int, ...]:
     from iclr25.errors import UsageError
 
@@ -274,6 +335,23 @@ def _label_grid(text: str, n_train: int) -> tuple[int, ...]:
     if not grid or grid[0] < 1 or grid[-1] > n_train:
         raise UsageError(f"--labels {text!r} must lie in 1..{n_train}", "e.g. 10,30,100")
     return grid
+
+
+def _with_model(config, model: str, run: Run):
+    """Compare a trained model: its layout must match, the supervised runs get its recipe."""
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion import problem, saved, train
+
+    path = saved.resolve(model)
+    loaded = saved.load(path)
+    p = config.problem
+    saved.check_compatible(loaded, problem.sensor_points(p), p.pde, p.c, 1)
+    recipe = train.TrainConfig(**loaded.meta["train"])
+    run.warn(f"PI-DION is the trained model {path} (not retrained per seed); the supervised "
+             f"models get its recipe: {recipe.steps} Adam steps, batch {recipe.batch}, "
+             f"{recipe.lbfgs_steps} L-BFGS steps")  # fmt: skip
+    return replace(config, train=recipe, model=str(path), model_sha256=saved.sha256_of(path))
 
 
 def _check_compare(config) -> None:

@@ -135,3 +135,14 @@ def test_train_refuses_to_overwrite_and_labels_need_f(cli, measured, tmp_path):
     assert taken.read_text() == "keep"
     res = cli("pi-dion", "train", "--measurements", measured / "plain.npz", "--labels", "3")
     assert res.returncode == 2 and "no f labels" in error_line(res.stderr)
+
+
+def test_noise_fits_a_slope_per_method(cli):
+    res = cli("pi-dion", "noise", "--methods", "bayes", "--n-test", "8", "--json", "--quiet")
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    fit = r["fitted_slope"]["bayes"]
+    assert r["predicted_slope"] == 0.5 and len(r["rel_l2_f"]["bayes"]) == 6
+    assert fit["ci_low"] <= fit["slope"] <= fit["ci_high"]
+    assert 0.2 < fit["slope"] < 0.8  # the Bayes error grows like noise^0.44 (docs/pi-dion.md)
+    assert isinstance(r["rate_reproduced"]["bayes"], bool)

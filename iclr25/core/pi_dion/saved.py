@@ -34,6 +34,11 @@ class SavedModel:
     meta: dict  # everything else: training settings, label count, data summary
 
 
+def resolve(model: str) -> Path:
+    """``bundled`` or a path → the model file's path."""
+    return BUNDLED if model == "bundled" else Path(model)
+
+
 def sha256_of(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
