@@ -50,6 +50,7 @@ def main() -> int:
 
     sys.path.insert(0, str(ROOT))
     from iclr25.core.pi_dion import problem, saved, train
+    from iclr25.provenance import provenance
 
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -88,6 +89,7 @@ def main() -> int:
         "cpu_s": cpu_s,
         "torch": torch.__version__,
         "sha256": saved.sha256_of(args.out),
+        "provenance": provenance(["scripts/train_pi_dion.py", *sys.argv[1:]], [args.seed]),
     }
     (args.out.parent / "train_log.json").write_text(json.dumps(log, indent=2) + "\n")
     print(json.dumps(log, indent=2))

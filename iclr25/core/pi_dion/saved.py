@@ -54,6 +54,7 @@ def save(path: Path, model: PIDION, sensors: np.ndarray, pde: str, c: float, met
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     save_file(tensors, str(tmp), metadata={"pi_dion": json.dumps(info)})
+    tmp.chmod(0o644)
     tmp.replace(path)
 
 
