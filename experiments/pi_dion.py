@@ -30,8 +30,7 @@ STUDIES = {
         "3 seeds",
     ),
     "pi-dion-noise": Study(
-        args=("pi-dion", "noise", "--n-train", "1000", "--n-test", "500", "--steps", "1000",
-              *RUN),  # fmt: skip
+        args=("pi-dion", "noise", *TEST[:4], "--steps", "1000", *RUN),
         about="stability: six noise levels 0.001–0.05, PI-DION retrained per level (1,000 "
         "steps), Tikhonov, Bayes; fitted slope vs 2ν/(2ν+4+d) = 0.5",
     ),
