@@ -10,7 +10,8 @@ verdict; a study is one command line at the size the docs report.
   and 1,000 with the full recipe do not fit the shared 2-core machine before the deadline.
 - ``pi-dion-compare-subdomain`` (control): PI-DION retrained per seed, 1,000 steps
   (batch 100) per network, from the first part of the issue.
-- ``pi-dion-noise``: six noise levels, PI-DION retrained per level at 1,000 steps.
+- ``pi-dion-noise``: six noise levels at the ``--quick`` size (PI-DION retrained per level,
+  300 steps, batches of 100): what fitted beside the compare run before the deadline.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ STUDIES = {
         "3 seeds",
     ),
     "pi-dion-noise": Study(
-        args=("pi-dion", "noise", *TEST[:4], "--steps", "1000", *RUN),
-        about="stability: six noise levels 0.001–0.05, PI-DION retrained per level (1,000 "
-        "steps), Tikhonov, Bayes; fitted slope vs 2ν/(2ν+4+d) = 0.5",
+        args=("pi-dion", "noise", "--quick", "--no-cache"),
+        about="stability at the --quick size (200 unlabelled / 100 held-out instances, PI-DION "
+        "300 steps per level): six noise levels 0.001–0.05, Tikhonov, Bayes; fitted slope vs "
+        "2ν/(2ν+4+d) = 0.5",
     ),
     "pi-dion-compare-subdomain": Study(
         args=(
