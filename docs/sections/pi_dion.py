@@ -1,14 +1,20 @@
 """Measured sections of docs/pi-dion.md (`<!-- generated: pi_dion.<name> -->`).
 
 - ``compare``: the headline study and its control (experiments/results/pi-dion-compare*.json).
+- ``bundled``: the embedded model's training log (iclr25/data/pi_dion/train_log.json).
+- ``noise``: the stability study (experiments/results/pi-dion-noise.json).
+- ``bench``: the physics-loss benchmark (benchmarks/results/pi-dion.json).
 """
 
 from __future__ import annotations
 
-from docs.sections import interval, md_table, num
+from docs.sections import interval, md_table, num, targets_table
 
 COMPARE = "experiments/results/pi-dion-compare.json"
 CONTROL = "experiments/results/pi-dion-compare-subdomain.json"
+BUNDLED = "iclr25/data/pi_dion/train_log.json"
+NOISE = "experiments/results/pi-dion-noise.json"
+BENCH = "benchmarks/results/pi-dion.json"
 
 
 def _table(res: dict, outside: bool) -> str:
@@ -28,6 +34,15 @@ def _table(res: dict, outside: bool) -> str:
     return md_table(rows, headers)
 
 
+def _budget(p: dict) -> str:
+    text = f"{num(p['steps'])} Adam steps"
+    if p.get("batch"):
+        text += f" (batch {num(p['batch'])})"
+    if p.get("lbfgs_steps"):
+        text += f" + {num(p['lbfgs_steps'])} L-BFGS steps"
+    return text + " per network"
+
+
 def _block(doc: dict, title: str, outside: bool) -> str:
     res = doc["document"]["results"]
     p = res["problem"]
@@ -35,8 +50,14 @@ def _block(doc: dict, title: str, outside: bool) -> str:
     setting = (
         f"{p['pde']}, sensors {p['sensors']}, noise {num(p['noise'])}, {num(p['n_train'])} "
         f"unlabelled training inputs, {num(p['n_test'])} held-out instances, "
-        f"{res['seeds']} seeds, {num(p['steps'])} steps per network."
+        f"{res['seeds']} seeds, {_budget(p)}."
     )
+    if p.get("model"):
+        setting += (
+            f" PI-DION is the trained model `{p['model'].rsplit('/', 1)[-1]}` (sha256 "
+            f"{p['model_sha256'][:12]}…), the same at every seed; seeds vary the supervised "
+            "models' data and initialisation."
+        )
     return "\n\n".join([head, setting, _table(res, outside), f"Verdict: {res['verdict']}"])
 
 
@@ -46,4 +67,68 @@ def render_compare(sources) -> str:
     return "\n\n".join(parts)
 
 
-SECTIONS = {"compare": render_compare}
+def render_bundled(sources) -> str:
+    log = sources.load(BUNDLED)
+    held, tr = log["held_out"], log["train"]
+    rows = [
+        ["rel. L² f", num(held["rel_l2_f"]), f"≤ {num(log['targets']['rel_l2_f'])}",
+         "met" if held["rel_l2_f"] <= log["targets"]["rel_l2_f"] else "**not met**"],
+        ["rel. L² u", num(held["rel_l2_u"]), f"≤ {num(log['targets']['rel_l2_u'])}",
+         "met" if held["rel_l2_u"] <= log["targets"]["rel_l2_u"] else "**not met**"],
+    ]  # fmt: skip
+    recipe = (
+        f"Recipe: {num(tr['steps'])} full-batch Adam steps (batch {num(tr['batch'])}, lr "
+        f"{num(tr['lr'])}, cosine decay), then {num(tr['lbfgs_steps'])} L-BFGS iterations; "
+        f"width {tr['width']}, depth {tr['depth']}, p = {tr['basis']}, w_res {num(tr['w_res'])}, "
+        f"{tr['collocation']} collocation points. Training took {num(log['wall_s'])} s wall, "
+        f"{num(log['cpu_s'])} s CPU (one torch thread, `nice -n 10` on a shared machine). "
+        f"sha256 `{log['sha256']}`."
+    )
+    held_out = (
+        f"Held-out set: seed {held['seed']}, {num(held['instances'])} instances (labels used "
+        "for this score only)."
+    )
+    return "\n\n".join(
+        [recipe, held_out, md_table(rows, ["error", "measured", "target", "verdict"])]
+    )
+
+
+def render_noise(sources) -> str:
+    doc = sources.load(NOISE)
+    res = doc["document"]["results"]
+    rows = []
+    for m in res["methods"]:
+        fit = res["fitted_slope"][m]
+        rows.append([f"`{m}`", *[num(v) for v in res["root_nmse_f"][m]],
+                     interval(fit["slope"], fit["ci_low"], fit["ci_high"]),
+                     "yes" if res["rate_reproduced"][m] else "**no**"])  # fmt: skip
+    headers = ["method", *[f"√nMSE f @ {num(v)}" for v in res["noise_levels"]],
+               "slope [95% bootstrap]", "rate reproduced"]  # fmt: skip
+    p = res["problem"]
+    head = (
+        f"**Stability** (study `{doc['name']}`, {num(doc['seconds'])} s): {p['pde']}, "
+        f"{num(p['n_train'])} unlabelled training inputs per level, {num(p['n_test'])} held-out "
+        f"instances, PI-DION {num(p['steps'])} steps per level. Pass: {res['pass_condition']}."
+    )
+    return "\n\n".join([head, md_table(rows, headers), f"Verdict: {res['verdict']}"])
+
+
+def render_bench(sources) -> str:
+    doc = sources.load(BENCH)
+    fig = doc["figures"]
+    ms, loss = fig["1d_ms"], fig["1d_loss"]
+    line = (
+        f"One loss + gradient step at N = {loss['N']} instances × M = {loss['M']} points: "
+        f"factorised Taylor mode {num(ms['ours'])} ms, autograd at all N·M points "
+        f"{num(ms['peer'])} ms (median CPU time, one thread); losses {num(loss['ours'], 7)} and "
+        f"{num(loss['autograd'], 7)} (equal to 1e-5: {num(loss['equal_1e-5'])})."
+    )
+    return "\n\n".join([line, targets_table(doc)])
+
+
+SECTIONS = {
+    "compare": render_compare,
+    "bundled": render_bundled,
+    "noise": render_noise,
+    "bench": render_bench,
+}

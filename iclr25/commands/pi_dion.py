@@ -1,15 +1,17 @@
 """`iclr25 pi-dion`: label-free inverse operators for PDE inverse problems (Cho & Son 2025).
 
 Subcommands: ``generate`` (training and held-out data from the Matérn prior, solved on a
-4× finer FD grid) and ``compare`` (PI-DION without labels against supervised DeepONets
+4× finer FD grid), ``train`` (label-free, or ``--labels N`` supervised; ``--save``),
+``solve`` (a user's CSV/NPZ measurements → f and u with a trained model, Tikhonov or the
+Bayes mean) and ``compare`` (PI-DION without labels against supervised DeepONets
 with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
 mean, over seeds, with a pass condition fixed in code). The method lives in
-:mod:`iclr25.core.pi_dion`. Not built yet: ``train``, ``solve``, ``noise``, 2-D, darcy
-(see docs/pi-dion.md, "Status").
+:mod:`iclr25.core.pi_dion`. Not built yet: 2-D, darcy (see docs/pi-dion.md, "Status").
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -102,6 +104,104 @@ def generate_command(
     run.finish(results, {"pde": pde, "c": p.c, "nu": nu, "ell": ell, "noise": noise})
 
 
+StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.")]
+WidthOpt = Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")]
+BasisOpt = Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")]
+TRAIN_KEYS = "mode, labels, instances, sensors, final_loss, steps, held_out, saved, sha256"
+
+
+@command(app, "train", epilog=f"JSON results: {TRAIN_KEYS}.")
+def train_command(
+    data: Annotated[
+        Path | None, typer.Option("--data", help="A folder from `generate` (reads train.npz).")
+    ] = None,
+    measurements: Annotated[
+        Path | None,
+        typer.Option(
+            "--measurements",
+            help="Your own unlabelled data: CSV (x,u[,instance]) or NPZ (x m×1, u N×m).",
+        ),
+    ] = None,  # fmt: skip
+    pde: PdeOpt = "reaction-diffusion",
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    steps: StepsOpt = 4000,
+    width: WidthOpt = 64,
+    basis: BasisOpt = 16,
+    batch: Annotated[int, typer.Option("--batch", help="Instances per step.")] = 1000,
+    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate (cosine decay).")] = 1e-3,
+    labels: Annotated[
+        int,
+        typer.Option(
+            "--labels",
+            help="0: label-free; N: supervised on the first N "
+            "labelled instances of --measurements (an NPZ with grid and f).",
+        ),
+    ] = 0,  # fmt: skip
+    save: Annotated[Path | None, typer.Option("--save", help="Write the model here.")] = None,
+    *,
+    run: Run,
+) -> None:
+    """Train PI-DION without labels on measurements of u alone (f is never read), or a
+    supervised DeepONet with --labels N; --save FILE keeps the model for `solve`."""
+    from iclr25.commands.pi_dion_solve import run_train
+    from iclr25.core.pi_dion import train
+
+    p = _problem(pde, 1, k, kappa, 2.5, 0.2, 0.01, "full")
+    cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr)
+    train.check(cfg)
+    run_train(run, p, cfg, data, measurements, labels, save)
+
+
+SOLVE_KEYS = (
+    "method, grid, f, u (a row per instance), instances, sensors, identifiable_fraction, "
+    "residual_rel, misfit_rel (per instance), noise_std, model"
+)
+
+
+@command(app, "solve", epilog=f"JSON results: {SOLVE_KEYS}.")
+def solve_command(
+    measurements: Annotated[
+        Path, typer.Option("--measurements", help="CSV (x[,y],u[,instance]) or NPZ (x m×d, u N×m).")
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="bundled (reaction-diffusion, k = 1, 64 sensors) or a file from `train --save`.",
+        ),
+    ] = "bundled",  # fmt: skip
+    method: Annotated[
+        str, typer.Option("--method", help="pi-dion, tikhonov or bayes (Matérn prior).")
+    ] = "pi-dion",
+    noise_std: Annotated[
+        float | None,
+        typer.Option(
+            "--noise-std",
+            help="Noise σ for tikhonov/bayes (default: --noise × RMS(u) under the prior).",
+        ),
+    ] = None,  # fmt: skip
+    grid: Annotated[int, typer.Option("--grid", help="Output points on [0, 1].")] = 129,
+    pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    nu: NuOpt = 2.5,
+    ell: EllOpt = 0.2,
+    noise: NoiseOpt = 0.01,
+    *,
+    run: Run,
+) -> None:
+    """f and u on a grid for every instance of your measurements, with the share of Ω the
+    sensors determine (identifiable_fraction) and the PDE residual of the answer."""
+    from iclr25.commands.pi_dion_solve import run_solve
+    from iclr25.core.pi_dion.problem import Problem
+    from iclr25.core.pi_dion.solve import SolveConfig
+
+    p = Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise)
+    run_solve(run, p, dim, SolveConfig(method, grid, noise_std), measurements, model)
+
+
 COMPARE_KEYS = (
     "methods, seeds, rel_l2_f, rel_l2_u (per method: mean, ci_low, ci_high), "
     "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
@@ -132,6 +232,15 @@ def compare_command(
     quick: Annotated[
         bool, typer.Option("--quick", help="200 train / 100 test, 3 seeds, N = 10,100, 300 steps.")
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Score this trained PI-DION (bundled or a `train --save` "
+            "file) instead of training one per seed; the supervised models get its "
+            "training settings (equal budget).",
+        ),
+    ] = None,  # fmt: skip
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -152,6 +261,8 @@ def compare_command(
     )  # fmt: skip
     if quick:
         config = compare.quick(config)
+    if model is not None:
+        config = _with_model(config, model, run)
     _check_compare(config)
     _warn_partial(run, p)
     execution = parallel_options.execution(workers, scheduler, no_cache)
@@ -164,6 +275,56 @@ def compare_command(
     run.finish(results, config, render_compare)
 
 
+NOISE_KEYS = (
+    "noise_levels, methods, rel_l2_f, root_nmse_f (per method, per level), fitted_slope "
+    "(per method: slope, ci_low, ci_high), predicted_slope, rate_reproduced, pass_condition, "
+    "verdict, problem"
+)
+
+
+@command(app, "noise", epilog=f"JSON results: {NOISE_KEYS}.")
+def noise_command(
+    pde: PdeOpt = "reaction-diffusion",
+    k: KOpt = 1.0,
+    kappa: KappaOpt = 6.0,
+    nu: NuOpt = 2.5,
+    ell: EllOpt = 0.2,
+    methods: Annotated[
+        str, typer.Option("--methods", help="Comma-separated: pi_dion, tikhonov, bayes.")
+    ] = "pi_dion,tikhonov,bayes",
+    n_train: Annotated[int, typer.Option("--n-train", help="Unlabelled instances.")] = 1000,
+    n_test: Annotated[int, typer.Option("--n-test", help="Held-out instances.")] = 500,
+    steps: StepsOpt = 4000,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="200 train / 100 test, 300 steps.")
+    ] = False,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
+    *,
+    run: Run,
+) -> None:
+    """Error of f against six noise levels 0.001–0.05 (PI-DION retrained per level): fitted
+    log–log slope per method with a bootstrap interval vs the predicted 2ν/(2ν+4+d)."""
+    from dataclasses import replace
+
+    from iclr25 import parallel_options
+    from iclr25.core.pi_dion import noise, train
+
+    p = _problem(pde, 1, k, kappa, nu, ell, 0.01, "full")
+    names = tuple(m.strip() for m in methods.split(",") if m.strip())
+    cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, train.TrainConfig(steps=steps))
+    if quick:
+        cfg = replace(noise.QUICK, problem=p, methods=names)
+    noise.check(cfg)
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    total = len(cfg.methods) * len(cfg.levels)
+    with run.progress("method × level", total=total) as advance, run.timer("noise_s"):
+        results, outcome = noise.run_noise(cfg, run.seed, execution, advance)
+    parallel_options.report(run, outcome)
+    run.finish(results, cfg)
+
+
 def _label_grid(text: str, n_train: int) -> tuple[int, ...]:
     from iclr25.errors import UsageError
 
@@ -174,6 +335,23 @@ def _label_grid(text: str, n_train: int) -> tuple[int, ...]:
     if not grid or grid[0] < 1 or grid[-1] > n_train:
         raise UsageError(f"--labels {text!r} must lie in 1..{n_train}", "e.g. 10,30,100")
     return grid
+
+
+def _with_model(config, model: str, run: Run):
+    """Compare a trained model: its layout must match, the supervised runs get its recipe."""
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion import problem, saved, train
+
+    path = saved.resolve(model)
+    loaded = saved.load(path)
+    p = config.problem
+    saved.check_compatible(loaded, problem.sensor_points(p), p.pde, p.c, 1)
+    recipe = train.TrainConfig(**loaded.meta["train"])
+    run.warn(f"PI-DION is the trained model {path} (not retrained per seed); the supervised "
+             f"models get its recipe: {recipe.steps} Adam steps, batch {recipe.batch}, "
+             f"{recipe.lbfgs_steps} L-BFGS steps")  # fmt: skip
+    return replace(config, train=recipe, model=str(path), model_sha256=saved.sha256_of(path))
 
 
 def _check_compare(config) -> None:

@@ -59,3 +59,97 @@ def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, needle):
 def test_generate_needs_out(cli):
     result = cli("pi-dion", "generate", "--n-train", "2")
     assert result.returncode == 2 and "--out" in error_line(result.stderr)
+
+
+TRAIN_TINY = ("--steps", "3", "--width", "8", "--basis", "4", "--batch", "5", "--json", "--quiet")
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """Ten instances on 12 sensors, as NPZ with garbage labels, NPZ without, and CSV."""
+    root = tmp_path_factory.mktemp("measured")
+    rng = np.random.default_rng(3)
+    x = np.arange(1, 13) / 13
+    u = np.sin(np.pi * x)[None] * rng.normal(size=(10, 1)) + 0.01 * rng.normal(size=(10, 12))
+    np.savez(root / "plain.npz", x=x[:, None], u=u)
+    np.savez(root / "with_f.npz", x=x[:, None], u=u, f=np.full((10, 5), np.nan), grid=np.ones(5))
+    rows = [
+        f"{i},{float(xs)!r},{float(v)!r}" for i in range(10) for xs, v in zip(x, u[i], strict=True)
+    ]
+    (root / "m.csv").write_text("instance,x,u\n" + "\n".join(rows) + "\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny_model(measured):
+    """A tiny trained model for the 12-sensor layout (trained in-process, 3 steps)."""
+    from iclr25.core.pi_dion import measurements, saved, train
+
+    data = measurements.read(measured / "plain.npz")
+    cfg = train.TrainConfig(steps=3, batch=5, width=8, basis=4)
+    model, _ = train.train_pi_dion(data.u, data.x, 1.0, cfg, 0)
+    path = measured / "tiny.safetensors"
+    saved.save(path, model, data.x, "reaction-diffusion", 1.0, {"train": cfg.__dict__})
+    return (path,)
+
+
+def test_train_never_reads_f(cli, measured, tmp_path):
+    sha = []
+    for name in ("plain", "with_f"):
+        model = tmp_path / f"{name}.safetensors"
+        res = cli("pi-dion", "train", "--measurements", measured / f"{name}.npz",
+                  "--save", model, *TRAIN_TINY)  # fmt: skip
+        assert res.returncode == 0, res
+        assert res.json()["results"]["mode"] == "label-free"
+        sha.append(res.json()["results"]["sha256"])
+    assert sha[0] == sha[1]  # the NaN labels beside u changed nothing
+
+
+@pytest.mark.slow
+def test_solve_reads_csv_like_npz(cli, measured, tiny_model):
+    solved = [cli("pi-dion", "solve", "--measurements", measured / name, "--model", tiny_model[0],
+                  "--grid", "17", "--json", "--quiet").json()["results"]
+              for name in ("plain.npz", "m.csv")]  # fmt: skip
+    assert solved[0]["f"] == solved[1]["f"] and len(solved[0]["f"]) == 10
+    assert len(solved[0]["grid"]) == 17 and solved[0]["identifiable_fraction"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--model", "MODEL", "--measurements", "FEW"), "train one for it"),
+        (("--method", "ridge"), "pi-dion, tikhonov, bayes"),
+    ],
+)
+def test_solve_bad_input_is_one_line_and_exit_2(cli, measured, tiny_model, tmp_path, args, needle):
+    few = tmp_path / "few.npz"
+    np.savez(few, x=np.arange(1, 10)[:, None] / 10, u=np.ones((2, 9)))
+    args = tuple({"MODEL": tiny_model[0], "FEW": few}.get(a, a) for a in args)
+    if "--measurements" not in args:
+        args = ("--measurements", measured / "plain.npz", *args)
+    out = tmp_path / "run"
+    result = cli("pi-dion", "solve", *args, "--out", out)
+    assert result.returncode == 2, result
+    assert needle in error_line(result.stderr)
+    assert not out.exists()
+
+
+def test_train_refuses_to_overwrite_and_labels_need_f(cli, measured, tmp_path):
+    taken = tmp_path / "taken.safetensors"
+    taken.write_text("keep")
+    res = cli("pi-dion", "train", "--measurements", measured / "plain.npz", "--save", taken)
+    assert res.returncode == 2 and "exists" in error_line(res.stderr)
+    assert taken.read_text() == "keep"
+    res = cli("pi-dion", "train", "--measurements", measured / "plain.npz", "--labels", "3")
+    assert res.returncode == 2 and "no f labels" in error_line(res.stderr)
+
+
+def test_noise_fits_a_slope_per_method(cli):
+    res = cli("pi-dion", "noise", "--methods", "bayes", "--n-test", "8", "--json", "--quiet")
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    fit = r["fitted_slope"]["bayes"]
+    assert r["predicted_slope"] == 0.5 and len(r["rel_l2_f"]["bayes"]) == 6
+    assert fit["ci_low"] <= fit["slope"] <= fit["ci_high"]
+    assert 0.2 < fit["slope"] < 0.8  # the Bayes error grows like noise^0.44 (docs/pi-dion.md)
+    assert isinstance(r["rate_reproduced"]["bayes"], bool)

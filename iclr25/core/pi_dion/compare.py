@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from iclr25.core.pi_dion import bayes, problem, tikhonov, train
+from iclr25.core.pi_dion.measurements import identifiable_fraction
 from iclr25.core.pi_dion.problem import Problem
 from iclr25.errors import RunFailure
 from iclr25.parallel import Execution, Outcome, Task, derive_seed, run_tasks
@@ -41,6 +42,10 @@ class CompareConfig:
     seeds: int = 5
     labels: tuple[int, ...] = (10, 30, 100, 300, 1000)
     train: train.TrainConfig = field(default_factory=train.TrainConfig)
+    # a trained PI-DION (`train --save`, or the bundled one) instead of training one per
+    # seed; the supervised models then get its training settings (equal budget)
+    model: str | None = None
+    model_sha256: str | None = None  # so a cached task never outlives a changed model file
 
 
 QUICK = CompareConfig(
@@ -79,10 +84,15 @@ def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
         start = time.perf_counter()
         f, u, _ = tikhonov.reconstruct(test.x, p.c, test.d, test.noise_std)  # α search included
         return u, f, time.perf_counter() - start
-    data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
-    if task.method == "pi_dion":
+    if task.method == "pi_dion" and cfg.model is not None:
+        from iclr25.core.pi_dion import saved
+
+        model = saved.load(saved.resolve(cfg.model)).model
+    elif task.method == "pi_dion":
+        data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
         model, _ = train.train_pi_dion(data.d, data.x, p.c, cfg.train, seed)
     else:
+        data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
         n = int(task.method.removeprefix("supervised_N"))
         model, _ = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg.train, seed)
     start = time.perf_counter()
@@ -250,10 +260,13 @@ def run_compare(
     results = summarise(config, outcome.results)
     p = config.problem
     x = problem.sensor_points(p)
-    results["identifiable_fraction"] = 1.0 if p.sensors == "full" else float(x.max() - x.min())
+    results["identifiable_fraction"] = identifiable_fraction(x)
     results["problem"] = {"pde": p.pde, "c": p.c, "noise": p.noise, "sensors": p.sensors,
                           "nu": p.nu, "ell": p.ell, "n_train": config.n_train,
-                          "n_test": config.n_test, "steps": config.train.steps}  # fmt: skip
+                          "n_test": config.n_test, "steps": config.train.steps,
+                          "lbfgs_steps": config.train.lbfgs_steps, "batch": config.train.batch,
+                          "model": config.model,
+                          "model_sha256": config.model_sha256}  # fmt: skip
     return results, outcome
 
 

@@ -111,12 +111,14 @@ class Operators:
     to_grid: np.ndarray = field(repr=False)  # indices of the 129-point grid in the fine grid
 
 
-def operators(p: Problem) -> Operators:
+def operators(p: Problem, sensors: np.ndarray | None = None) -> Operators:
+    """The generator's linear maps for the problem's sensors (or the positions given)."""
+    sensors = sensor_points(p) if sensors is None else np.asarray(sensors, np.float64)
     n_fine = fine_cells() - 1
     x_full = np.linspace(0.0, 1.0, fine_cells() + 1)
     cov = grf.covariance(x_full, p.nu, p.ell)
     solve_mat = np.linalg.inv(fd.operator(n_fine, p.c).toarray())  # (511, 511)
-    interp = fd.interpolation(n_fine, sensor_points(p))  # (m, 511)
+    interp = fd.interpolation(n_fine, sensors)  # (m, 511)
     forward = np.zeros((len(interp), n_fine + 2))
     forward[:, 1:-1] = interp @ solve_mat  # f at the two boundary nodes does not enter
     rms_u = float(np.sqrt(np.mean(np.einsum("ij,jk,ik->i", forward, cov, forward))))

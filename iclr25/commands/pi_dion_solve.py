@@ -1,0 +1,109 @@
+"""The bodies of `pi-dion train` and `pi-dion solve` (imported lazily by the command
+module, so `iclr25 --help` never loads torch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iclr25.errors import InputError, UsageError
+from iclr25.runner import Run
+
+
+def _training_file(data_dir: Path | None, measurements: Path | None) -> Path:
+    if (data_dir is None) == (measurements is None):
+        raise UsageError("give exactly one of --data DIR and --measurements FILE",
+                         "e.g. --data DIR from `iclr25 pi-dion generate`")  # fmt: skip
+    if measurements is not None:
+        return Path(measurements)
+    path = Path(data_dir) / "train.npz"
+    if not path.is_file():
+        raise InputError(f"{path} does not exist", "write it with `iclr25 pi-dion generate --out`")
+    return path
+
+
+def _held_out(data_dir: Path | None, saved_like, x) -> dict | None:
+    """Errors on DIR/test.npz (labels used for scoring only), when it exists."""
+    import numpy as np
+
+    from iclr25.core.pi_dion import problem, train
+
+    path = None if data_dir is None else Path(data_dir) / "test.npz"
+    if path is None or not path.is_file():
+        return None
+    with np.load(path) as npz:
+        if not np.allclose(np.ravel(npz["x"]), x):
+            return None
+        d, grid, f, u = npz["u"], npz["grid"], npz["f"], npz["u_true"]
+    u_hat, f_hat = train.predict(saved_like, d, grid)
+    return {"file": str(path), "instances": len(d),
+            "rel_l2_f": float(problem.rel_l2(f_hat, f).mean()),
+            "rel_l2_u": float(problem.rel_l2(u_hat, u).mean())}  # fmt: skip
+
+
+def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path | None) -> None:
+    """Label-free training on measurements only (``--labels N``: supervised on the first N
+    labelled instances of an NPZ with grid and f)."""
+    from iclr25.core.pi_dion import measurements as meas
+    from iclr25.core.pi_dion import saved, train
+    from iclr25.threads import set_torch_threads
+
+    set_torch_threads(1)
+    source = _training_file(data_dir, measurements)
+    if save is not None and Path(save).exists():
+        raise UsageError(f"--save {save} exists", "choose a new path (nothing is overwritten)")
+    data = meas.read(source)
+    if labels < 0 or labels > len(data.u):
+        raise UsageError(f"--labels {labels}", f"use 0 (label-free) to {len(data.u)}")
+    if labels:
+        if measurements is None:
+            raise UsageError("--labels N reads labels from --measurements FILE",
+                             "give an NPZ with grid and f (e.g. generate's test.npz)")  # fmt: skip
+        grid, f = meas.read_labels(source, labels)
+    if meas.identifiable_fraction(data.x) < 1:
+        run.warn("the sensors cover part of Ω only: f outside their hull is not determined "
+                 f"(identifiable_fraction {meas.identifiable_fraction(data.x):.3f})")  # fmt: skip
+    with run.progress("training steps", total=cfg.steps) as advance, run.timer("train_s"):
+        if labels:
+            model, loss = train.train_supervised(data.u[:labels], f, grid, p.c, cfg, run.seed,
+                                                 advance)  # fmt: skip
+        else:
+            model, loss = train.train_pi_dion(data.u, data.x, p.c, cfg, run.seed, advance)
+    results = {"mode": "supervised" if labels else "label-free", "labels": labels,
+               "instances": len(data.u), "sensors": len(data.x), "final_loss": loss,
+               "steps": cfg.steps, "held_out": _held_out(data_dir, model, data.x),
+               "saved": None, "sha256": None}  # fmt: skip
+    if save is not None:
+        meta = {"train": cfg.__dict__, "labels": labels, "instances": len(data.u),
+                "seed": run.seed, "noise": p.noise, "nu": p.nu, "ell": p.ell}  # fmt: skip
+        saved.save(Path(save), model, data.x, p.pde, p.c, meta)
+        results["saved"], results["sha256"] = str(save), saved.sha256_of(Path(save))
+    run.finish(results, {"problem": p, "train": cfg, "source": str(source)})
+
+
+def run_solve(run: Run, p, dim: int, cfg, measurements: Path, model: str) -> None:
+    """f and u on a grid for every instance of the user's measurements."""
+    from iclr25.core.pi_dion import measurements as meas
+    from iclr25.core.pi_dion import saved, solve
+    from iclr25.threads import set_torch_threads
+
+    set_torch_threads(1)
+    solve.check(cfg)
+    data = meas.read(Path(measurements), dim)
+    if dim != 1:
+        raise UsageError(f"--dim {dim} is not built yet", "use --dim 1 (2-D is planned)")
+    model_info = None
+    loaded = None
+    if cfg.method == "pi-dion":
+        path = saved.BUNDLED if model == "bundled" else Path(model)
+        loaded = saved.load(path)
+        saved.check_compatible(loaded, data.x, p.pde, p.c, dim)
+        model_info = {"path": str(path), "sha256": saved.sha256_of(path),
+                      "labels": loaded.meta.get("labels", 0)}  # fmt: skip
+    results = solve.solve(data, p, cfg, loaded)
+    if results["identifiable_fraction"] < 1:
+        run.warn(
+            f"the sensors cover {results['identifiable_fraction']:.3f} of Ω: f outside their "
+            "hull is not determined by the data (no stability estimate holds there)"
+        )
+    results["model"] = model_info
+    run.finish(results, {"problem": p, "solve": cfg, "measurements": str(measurements)})

@@ -1,0 +1,151 @@
+"""A user's measurements of u: CSV or NPZ files, checked before anything runs.
+
+Formats (1-D; a 2-D file must carry ``y``):
+- CSV with a header: ``x[,y],u`` and an optional ``instance`` column, one row per
+  (instance, sensor). Without ``instance`` the file is one instance.
+- NPZ: ``x`` (m, d) or (m,) sensor positions and ``u`` (N, m) or (m,) values; a labelled
+  NPZ (e.g. `generate`'s test.npz) also carries ``grid`` and ``f``, read only by
+  :func:`read_labels` (supervised training), never by :func:`read`.
+
+Both formats give the same :class:`Measurements` (sensors sorted by position), so CSV and
+NPZ agree exactly. Every problem is one line: NaN/inf (count and rows), duplicate or
+out-of-domain sensors, fewer than :data:`problem.MIN_SENSORS` sensors, instances with
+different sensor sets, a 2-D file without ``y``.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from iclr25.core.pi_dion.problem import MIN_SENSORS
+from iclr25.errors import InputError
+
+DUPLICATE_TOL = 1e-12  # sensors closer than this are the same point
+
+
+@dataclass(frozen=True)
+class Measurements:
+    x: np.ndarray  # (m,) sensor positions, increasing
+    u: np.ndarray  # (N, m) measured values, columns in the order of x
+    source: str
+
+
+def _rows(bad: np.ndarray, offset: int = 0, limit: int = 5) -> str:
+    rows = [str(int(r) + offset) for r in np.flatnonzero(bad)[:limit]]
+    more = int(bad.sum()) - len(rows)
+    return ", ".join(rows) + (f" and {more} more" if more > 0 else "")
+
+
+def _read_csv(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    with path.open(newline="") as handle:
+        reader = csv.reader(handle)
+        header = [h.strip().lower() for h in next(reader, [])]
+        body = [row for row in reader if any(cell.strip() for cell in row)]
+    if "x" not in header or "u" not in header:
+        raise InputError(f"{path}: the CSV header {header} lacks x or u", "write a header x,u")
+    if dim == 2 and "y" not in header:
+        raise InputError(f"{path}: a 2-D file without a y column", "add y (or use --dim 1)")
+    try:
+        table = np.array([[float(c) for c in row] for row in body], np.float64).reshape(
+            len(body), len(header)
+        )
+    except ValueError:
+        raise InputError(f"{path}: a cell is not a number", "use plain decimal numbers") from None
+    bad = ~np.isfinite(table).all(1)
+    if bad.any():
+        raise InputError(
+            f"{path}: {int(bad.sum())} row(s) hold NaN or inf (lines {_rows(bad, offset=2)})",
+            "remove or repair those rows",
+        )
+    inst = table[:, header.index("instance")] if "instance" in header else np.zeros(len(table))
+    x, u = table[:, header.index("x")], table[:, header.index("u")]
+    ids = np.unique(inst)
+    xs = [np.sort(x[inst == i]) for i in ids]
+    if any(len(v) != len(xs[0]) or not np.array_equal(v, xs[0]) for v in xs):
+        raise InputError(f"{path}: instances have different sensor positions",
+                         "give every instance the same sensors")  # fmt: skip
+    values = np.stack([u[inst == i][np.argsort(x[inst == i], kind="stable")] for i in ids])
+    return xs[0], values  # (m,), (N, m)
+
+
+def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    with np.load(path) as npz:
+        if "x" not in npz or "u" not in npz:
+            raise InputError(f"{path}: the NPZ lacks x or u", "save x (m×d) and u (N×m)")
+        x, u = np.asarray(npz["x"], np.float64), np.atleast_2d(np.asarray(npz["u"], np.float64))
+    x = x[:, None] if x.ndim == 1 else x
+    if dim == 2 and x.shape[1] < 2:
+        raise InputError(f"{path}: a 2-D file without y (x is {x.shape})", "save x as m×2")
+    if x.shape[1] != 1:
+        raise InputError(f"{path}: x is {x.shape}, a 1-D problem needs m×1", "use --dim 1 data")
+    if u.shape[1] != len(x):
+        raise InputError(f"{path}: u is {u.shape} but x has {len(x)} sensors", "save u as N×m")
+    for name, arr, axis in (("x", x, 1), ("u", u, 1)):
+        bad = ~np.isfinite(arr).all(axis)
+        if bad.any():
+            raise InputError(
+                f"{path}: {int(bad.sum())} row(s) of {name} hold NaN or inf (rows {_rows(bad)})",
+                "remove or repair those rows",
+            )
+    order = np.argsort(x[:, 0], kind="stable")
+    return x[order, 0], u[:, order]
+
+
+def check_sensors(x: np.ndarray, where: str) -> None:
+    """Out-of-domain, duplicate or too few sensors → one InputError."""
+    out = (x < 0) | (x > 1)
+    if out.any():
+        raise InputError(f"{where}: {int(out.sum())} sensor(s) outside Ω = [0, 1] "
+                         f"(e.g. x = {x[out][0]:.4g})", "keep sensors in [0, 1]")  # fmt: skip
+    dup = np.diff(np.sort(x)) <= DUPLICATE_TOL
+    if dup.any():
+        raise InputError(f"{where}: {int(dup.sum())} duplicate sensor position(s) "
+                         f"(e.g. x = {np.sort(x)[1:][dup][0]:.4g})",
+                         "give each sensor once (average repeated readings)")  # fmt: skip
+    if len(x) < MIN_SENSORS:
+        raise InputError(f"{where}: {len(x)} sensors", f"use at least {MIN_SENSORS}")
+
+
+def read(path: Path, dim: int = 1) -> Measurements:
+    """Sensor positions and values only (never f) from a CSV or NPZ file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path} does not exist", "give a CSV (x,u[,instance]) or NPZ (x, u)")
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".npz"):
+        raise InputError(f"{path}: unknown format {suffix!r}", "use .csv or .npz")
+    x, u = (_read_csv if suffix == ".csv" else _read_npz)(path, dim)
+    check_sensors(x, str(path))
+    return Measurements(np.ascontiguousarray(x), np.ascontiguousarray(u), str(path))
+
+
+def read_labels(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(grid (g,), f (n, g)) of the first ``n`` instances of a labelled NPZ."""
+    path = Path(path)
+    if path.suffix.lower() != ".npz":
+        raise InputError(f"{path}: supervised training needs f labels",
+                         "give an NPZ with grid and f (e.g. generate's test.npz)")  # fmt: skip
+    with np.load(path) as npz:
+        if "f" not in npz or "grid" not in npz:
+            raise InputError(f"{path}: no f labels (keys {sorted(npz.files)})",
+                             "give an NPZ with grid and f (e.g. generate's test.npz)")  # fmt: skip
+        grid, f = np.asarray(npz["grid"], np.float64), np.asarray(npz["f"], np.float64)
+    if n > len(f):
+        raise InputError(f"--labels {n} but {path} holds {len(f)} labelled instances",
+                         f"use --labels ≤ {len(f)}")  # fmt: skip
+    return grid, f[:n]
+
+
+def identifiable_fraction(x: np.ndarray) -> float:
+    """Share of Ω = (0,1) inside the sensors' hull; the hull reaches a boundary point when
+    that point is no farther from the nearest sensor than the largest sensor gap (u = 0
+    there is known, so the boundary acts as a sensor)."""
+    x = np.sort(x)
+    gap = float(np.diff(x).max()) if len(x) > 1 else 0.0
+    low = 0.0 if x[0] <= gap + 1e-12 else float(x[0])
+    high = 1.0 if 1 - x[-1] <= gap + 1e-12 else float(x[-1])
+    return high - low
