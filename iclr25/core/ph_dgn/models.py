@@ -72,8 +72,8 @@ def aggregations_per_forward(model: nn.Module, steps: int) -> int:
     return model.aggregations_per_step * steps
 
 
-def graph_aggregations(edge_index: torch.Tensor, n: int, dtype=None) -> dict:
-    return {mode: aggregation(edge_index, n, mode, dtype) for mode in ("sum", "gcn")}
+def graph_aggregations(edge_index: torch.Tensor, n: int, dtype=None, weight=None) -> dict:
+    return {mode: aggregation(edge_index, n, mode, dtype, weight) for mode in ("sum", "gcn")}
 
 
 def n_params(model: nn.Module) -> int:
