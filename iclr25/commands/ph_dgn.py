@@ -322,6 +322,12 @@ def fit(
     depth: Annotated[int, typer.Option("--depth", help="L layers / shared steps.")] = 4,
     eps: Annotated[float, typer.Option("--eps", help="ε of the ODE-based models.")] = 0.2,
     lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
+    dampening: Annotated[
+        str, typer.Option("--dampening", help="phdgn: D = param, param+, mlp or dgn (α = 1).")
+    ] = "param",
+    forcing: Annotated[
+        str, typer.Option("--forcing", help="phdgn: F = dgn-tanh or mlp-sin (β = 1).")
+    ] = "dgn-tanh",
     save: Annotated[
         Path | None,
         typer.Option("--save", help="Write the model (safetensors) and MODEL.json beside it."),
@@ -332,7 +338,10 @@ def fit(
     """Train a model on your graphs (node or graph level) and score it on the test split."""
     from iclr25.core.ph_dgn import fit as fit_core
 
-    cfg = fit_core.FitConfig(model, level, task, _fractions(split), width, depth, eps, lr, epochs)
+    cfg = fit_core.FitConfig(
+        model, level, task, _fractions(split), width, depth, eps, lr, epochs,
+        dampening=dampening, forcing=forcing,
+    )  # fmt: skip
     if save is not None:
         _check_save(save, run.options.overwrite)
     graphs = _read(data, edges, nodes, target, graph_targets,

@@ -26,6 +26,7 @@ from torch import nn
 
 from iclr25.core.ph_dgn.dataset import GraphData, check_memory
 from iclr25.core.ph_dgn.models import ModelSpec, build, check_models, graph_aggregations, n_params
+from iclr25.core.ph_dgn.phdgn import DAMPENING, FORCING
 from iclr25.errors import InputError, UsageError
 
 LEVELS, TASKS = ("node", "graph"), ("regression", "classification")
@@ -44,6 +45,8 @@ class FitConfig:
     lr: float = 3e-3
     epochs: int = 300
     eval_every: int = 10  # epochs between validation checks (model selection, history)
+    dampening: str = "param"  # phdgn only: param, param+, mlp, dgn (α = 1)
+    forcing: str = "dgn-tanh"  # phdgn only: dgn-tanh, mlp-sin (β = 1)
 
     def __post_init__(self) -> None:
         check_models([self.model])
@@ -63,6 +66,10 @@ class FitConfig:
             raise UsageError(f"--eps {self.eps} must be positive", "e.g. --eps 0.2")
         if not self.lr > 0:
             raise UsageError(f"--lr {self.lr} must be positive", "e.g. --lr 3e-3")
+        for name, value, allowed in (("--dampening", self.dampening, DAMPENING[1:]),
+                                     ("--forcing", self.forcing, FORCING[1:])):  # fmt: skip
+            if value not in allowed:
+                raise UsageError(f"unknown {name} {value!r}", f"use one of: {', '.join(allowed)}")
 
 
 class GraphLevel(nn.Module):
@@ -165,7 +172,8 @@ class Fitted:
 
 
 def make_model(cfg: FitConfig, in_dim: int, out_dim: int) -> nn.Module:
-    spec = ModelSpec(cfg.model, in_dim, out_dim, cfg.width, cfg.depth, cfg.eps)
+    spec = ModelSpec(cfg.model, in_dim, out_dim, cfg.width, cfg.depth, cfg.eps,
+                     dampening=cfg.dampening, forcing=cfg.forcing)  # fmt: skip
     model = build(spec)
     return GraphLevel(model, out_dim) if cfg.level == "graph" else model
 
