@@ -219,8 +219,12 @@ def _render_sensitivity(console, results) -> None:
     console.print(rows_table(rows, title="log10 ‖∂h_target/∂x_source‖ at initialisation"))
 
 
-@command(app, "generate", epilog="JSON results: files, variant, topology, distance, graphs.")
+@command(app, "generate", epilog="JSON results: files, task, variant, topology, distance, graphs.")
 def generate(
+    task: Annotated[
+        str,
+        typer.Option("--task", help="transfer, or sssp / eccentricity / diameter (property)."),
+    ] = "transfer",
     variant: Annotated[str, typer.Option("--variant", help="copy or official.")] = "copy",
     topology: Annotated[
         str, typer.Option("--topology", help="line, ring or crossed-ring.")
@@ -232,29 +236,111 @@ def generate(
     *,
     run: Run,
 ) -> None:
-    """Write the transfer data sets as NPZ (train/val/test) into the --out run directory."""
+    """Write the data sets as NPZ (train/val/test) into the --out run directory."""
     import io
 
     import numpy as np
 
     from iclr25 import atomic
-    from iclr25.core.ph_dgn.transfer_data import VARIANTS, make_data, to_arrays
-    from iclr25.parallel import derive_seed
+    from iclr25.core.ph_dgn.property_data import TASKS
+    from iclr25.core.ph_dgn.transfer_data import VARIANTS
 
     require(run.wants_artifacts, "generate needs --out DIR", "pass --out DIR for the NPZ files")
+    require(
+        task == "transfer" or task in TASKS,
+        f"unknown --task {task!r}",
+        f"use transfer or one of: {', '.join(TASKS)}",
+    )
     require(variant in VARIANTS, f"unknown --variant {variant!r}", "use copy or official")
     counts = _ints(graphs, "--graphs")
     require(len(counts) == 3 and min(counts) > 0, f"--graphs {graphs!r}", "e.g. 500,100,100")
-    base = derive_seed(run.seed, "data", topology, distance, 0) % 2**62  # as transfer seed 0
     files = []
-    for i, (split, size) in enumerate(zip(("train", "val", "test"), counts, strict=True)):
-        arrays = to_arrays(make_data(variant, topology, distance, size, base + i), size)
+    for split, arrays in zip(("train", "val", "test"), _splits(task, variant, topology,
+                             distance, counts, run.seed), strict=True):  # fmt: skip
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         atomic.write_bytes(run.artifact_path(f"{split}.npz"), buffer.getvalue())
         files.append(f"{split}.npz")
-    results = {"files": files, "variant": variant, "topology": topology, "distance": distance}
+    results = {"files": files, "task": task}
+    if task == "transfer":
+        results.update({"variant": variant, "topology": topology, "distance": distance})
     run.finish({**results, "graphs": list(counts)})
+
+
+def _splits(task, variant, topology, distance, counts, seed):
+    """NumPy arrays of each split, as ``transfer`` / ``property`` use them for seed 0."""
+    from iclr25.parallel import derive_seed
+
+    if task == "transfer":
+        from iclr25.core.ph_dgn.transfer_data import make_data, to_arrays
+
+        base = derive_seed(seed, "data", topology, distance, 0) % 2**62  # as transfer seed 0
+        for i, size in enumerate(counts):
+            yield to_arrays(make_data(variant, topology, distance, size, base + i), size)
+        return
+    from iclr25.core.ph_dgn.property_data import make_split, normalise
+
+    base = derive_seed(seed, "property-data", task, 0) % 2**31  # as property seed 0
+    splits = [make_split(task, size, base + i) for i, size in enumerate(counts)]
+    normalise(splits)
+    for s in splits:
+        yield {k: s[k].numpy() for k in ("edge_index", "x", "y", "batch")}
+
+
+PROPERTY_KEYS = (
+    "task, level, log10_mse {model: mean, ci95, per_seed, val_mean, params}, "
+    "mean_predictor_log10_mse, seeds"
+)
+
+
+@command(app, "property", epilog=f"JSON results: {PROPERTY_KEYS}.")
+def property_(
+    task: Annotated[
+        str, typer.Option("--task", help="sssp, eccentricity (node) or diameter (graph).")
+    ] = "sssp",
+    models: Annotated[str, typer.Option("--models", help=f"Some of: {ALL_MODELS}.")] = ALL_MODELS,
+    width: Annotated[int, typer.Option("--width", help="Hidden width d of every model.")] = 16,
+    depth: Annotated[int, typer.Option("--depth", help="L layers / shared steps.")] = 10,
+    eps: Annotated[float, typer.Option("--eps", help="ε of the ODE-based models.")] = 0.2,
+    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
+    epochs: Annotated[int, typer.Option("--epochs", help="Full-batch epochs.")] = 300,
+    graphs: Annotated[
+        str, typer.Option("--graphs", help="Train,val,test graph counts.")
+    ] = "500,100,100",
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds (data and initialisation).")] = 3,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
+    *,
+    run: Run,
+) -> None:
+    """Graph properties on the PNA mixture (25–35 nodes): log10 MSE per model."""
+    from iclr25 import parallel_options
+    from iclr25.core.ph_dgn.property import PropertyConfig, summarise, tasks
+    from iclr25.parallel import run_tasks
+
+    counts = _ints(graphs, "--graphs")
+    names = tuple(m.strip() for m in models.split(",") if m.strip())
+    cfg = PropertyConfig(task, names, width, depth, eps, lr, epochs, counts, seeds)
+    task_list = tasks(cfg, run.seed)
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    with run.progress("model × seed", total=len(task_list)) as advance, run.timer("train_s"):
+        outcome = run_tasks(task_list, execution, command="ph-dgn property", on_done=advance)
+    parallel_options.report(run, outcome)
+    run.finish(summarise(cfg, task_list, outcome.results), cfg, _render_property)
+
+
+def _render_property(console, results) -> None:
+    from iclr25.output import rows_table
+
+    rows = [
+        {"model": m, "log10 MSE": v["mean"], "95% low": v["ci95"][0], "95% high": v["ci95"][1],
+         "params": v["params"]}
+        for m, v in results["log10_mse"].items()
+    ]  # fmt: skip
+    title = f"{results['task']} ({results['level']} level), test log10 MSE"
+    console.print(rows_table(rows, title=title))
+    console.print(f"train-mean predictor: {results['mean_predictor_log10_mse']:.3g}", markup=False)
 
 
 FIT_KEYS = (

@@ -53,3 +53,26 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli, tmp_path, args,
     assert result.returncode == 2, result
     assert fix in error_line(result.stderr)
     assert not save.exists() and not out.exists()
+
+
+def test_generated_property_data_trains_with_fit_at_graph_level(cli, tmp_path):
+    out = tmp_path / "data"
+    gen = cli("ph-dgn", "generate", "--task", "diameter", "--graphs", "10,2,2", "--out", out)
+    assert gen.returncode == 0, gen
+    train = np.load(out / "train.npz")
+    assert train["y"].shape == (10,) and train["y"].max() == 1.0  # normalised by train max
+    result = cli("ph-dgn", "fit", "--data", out / "train.npz", "--level", "graph", *FAST)
+    assert result.returncode == 0, result
+    res = result.json()["results"]
+    assert res["level"] == "graph" and res["n_graphs"] == 10 and res["n_test"] == 1
+
+
+@pytest.mark.slow
+def test_property_reports_log10_mse_per_model_and_the_mean_predictor(cli):
+    args = ("--models", "phdgn-c,gcn", "--graphs", "8,4,4", "--epochs", "3", "--depth", "2")
+    result = cli("ph-dgn", "property", "--task", "sssp", *args, "--seeds", "2", "--json")
+    assert result.returncode == 0, result
+    res = result.json()["results"]
+    assert set(res["log10_mse"]) == {"phdgn-c", "gcn"} and res["level"] == "node"
+    cell = res["log10_mse"]["gcn"]
+    assert len(cell["per_seed"]) == 2 and cell["ci95"][0] <= cell["mean"] <= cell["ci95"][1]
