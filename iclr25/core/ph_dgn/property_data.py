@@ -20,11 +20,15 @@ import math
 import random
 from collections import deque
 
-import networkx as nx
 import numpy as np
 import torch
 
 from iclr25.errors import UsageError
+
+try:
+    import networkx as nx
+except ImportError:  # the `ph-dgn` extra; make_split says how to install it
+    nx = None
 
 TASKS = {"sssp": "node", "eccentricity": "node", "diameter": "graph"}
 MIXTURE = (
@@ -145,6 +149,8 @@ def make_split(task: str, n_graphs: int, seed: int) -> dict:
     """One split as batched tensors: x (N, 2), edge_index (2, E), batch (N,), y (rows,)."""
     if task not in TASKS:
         raise UsageError(f"unknown --task {task!r}", f"use one of: {', '.join(TASKS)}")
+    if nx is None:
+        raise UsageError("the graph families need networkx", "pip install 'iclr25[ph-dgn]'")
     xs, edges, batch, ys, offset = [], [], [], [], 0
     for g in range(n_graphs):
         adj, _ = draw_graph(seed * 100_003 + g)
