@@ -351,10 +351,14 @@ def read_torch_data(path: Path, undirected: bool = False, classification: bool =
 
     if not path.is_file():
         raise InputError(f"--data {path} does not exist", "pass an existing .pt file")
-    try:
-        import torch_geometric  # noqa: F401  (registers PyG's classes as safe to load)
-    except ImportError:
-        pass
+    import warnings
+
+    with warnings.catch_warnings():  # PyG's own import-time deprecation notices
+        warnings.simplefilter("ignore")
+        try:
+            import torch_geometric  # noqa: F401  (registers PyG's classes as safe to load)
+        except ImportError:
+            pass
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, AttributeError, EOFError) as exc:
