@@ -36,7 +36,6 @@ def test_csv_and_npz_give_identical_results_and_the_saved_model_predicts(cli, tm
 @pytest.mark.parametrize(
     ("args", "fix"),
     [
-        (("--model", "gat"), "use: phdgn-c"),
         (("--data", "nan.npz"), "remove or fill those rows"),
     ],
 )  # the other bad inputs: tests/core/ph_dgn/test_fit.py (same error path, no process)
@@ -55,6 +54,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli, tmp_path, args,
     assert not save.exists() and not out.exists()
 
 
+@pytest.mark.slow
 def test_generated_property_data_trains_with_fit_at_graph_level(cli, tmp_path):
     out = tmp_path / "data"
     gen = cli("ph-dgn", "generate", "--task", "diameter", "--graphs", "10,2,2", "--out", out)

@@ -351,16 +351,12 @@ def read_torch_data(path: Path, undirected: bool = False, classification: bool =
 
     if not path.is_file():
         raise InputError(f"--data {path} does not exist", "pass an existing .pt file")
-    import warnings
-
-    with warnings.catch_warnings():  # PyG's own import-time deprecation notices
-        warnings.simplefilter("ignore")
-        try:
-            import torch_geometric  # noqa: F401  (registers PyG's classes as safe to load)
-        except ImportError:
-            pass
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
+        obj = _load_tensors_only(path, with_pyg=False)
+    except (pickle.UnpicklingError, RuntimeError, AttributeError, EOFError):
+        obj = None  # retried below with PyG's classes registered as safe, if installed
+    try:
+        obj = obj if obj is not None else _load_tensors_only(path, with_pyg=True)
     except (pickle.UnpicklingError, RuntimeError, AttributeError, EOFError) as exc:
         first = str(exc).strip().splitlines()[0][:160]
         raise InputError(
@@ -374,6 +370,21 @@ def read_torch_data(path: Path, undirected: bool = False, classification: bool =
         raise InputError(f"--data {path}: holds a {type(obj).__name__}", "save a dict of tensors")
     arrays = {k: v.numpy() if torch.is_tensor(v) else np.asarray(v) for k, v in obj.items()}
     return from_arrays(arrays, str(path), undirected, classification)
+
+
+def _load_tensors_only(path: Path, with_pyg: bool):
+    """``torch.load(weights_only=True)``; ``with_pyg`` first imports PyG, which registers
+    its own data classes as safe (only tried when the plain load refused the file)."""
+    if with_pyg:
+        import warnings
+
+        with warnings.catch_warnings():  # PyG's own import-time deprecation notices
+            warnings.simplefilter("ignore")
+            try:
+                import torch_geometric  # noqa: F401
+            except ImportError:
+                pass
+    return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def _from_pyg_collated(data: dict, slices: dict | None) -> dict:
