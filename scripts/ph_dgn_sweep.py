@@ -42,6 +42,7 @@ from iclr25.core.ph_dgn.transfer import (
     summarise,
     tasks,
 )
+from iclr25.output import to_jsonable
 from iclr25.parallel import Task
 from iclr25.provenance import provenance
 
@@ -132,7 +133,7 @@ def main(argv: list[str]) -> int:
     for topology in TOPOLOGIES:
         doc["topologies"][topology] = run_topology(topology, args.quick, checkpoint)
         doc["verdict"] = doc["topologies"]["line"]["results"]["verdict"]
-        atomic.write_json(args.out, doc)
+        atomic.write_json(args.out, to_jsonable(doc))  # numpy bools in the checks
         print(f"{topology}: {doc['topologies'][topology]['results']['headline']}", flush=True)
     print(f"verdict (line, distance 10): {doc['verdict']}")
     return 0
