@@ -4,7 +4,9 @@
 - ``sensitivity``: experiments/results/ph-dgn-sensitivity.json (gradients at initialisation);
 - ``official``: experiments/results/ph-dgn-transfer-official.json (the paper's data);
 - ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict);
-- ``transfer_d10``: experiments/results/ph-dgn-transfer-d10.json (distance 10, default budget).
+- ``transfer_d10``: experiments/results/ph-dgn-transfer-d10.json (distance 10, default budget);
+- ``sweep``: benchmarks/results/ph_dgn_sweep.json (scripts/ph_dgn_sweep.py: line scored,
+  ring and crossed-ring alongside); add its block to docs/ph-dgn.md once the sweep is run.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ TRANSFER = "experiments/results/ph-dgn-transfer.json"
 SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
 OFFICIAL = "experiments/results/ph-dgn-transfer-official.json"
 TRANSFER_D10 = "experiments/results/ph-dgn-transfer-d10.json"
+SWEEP = "benchmarks/results/ph_dgn_sweep.json"
 
 
 def render_official(sources) -> str:
@@ -133,10 +136,35 @@ def render_transfer_d10(sources) -> str:
     return render_transfer(sources, TRANSFER_D10)
 
 
+def render_sweep(sources) -> str:
+    """One table per topology of the sweep (``÷ chance`` per model and distance)."""
+    doc = sources.load(SWEEP)
+    parts = [f"**Verdict (line, distance 10): {doc['verdict']}**", ""]
+    for topology, block in doc["topologies"].items():
+        res = block["results"]
+        distances = sorted({c["distance"] for c in res["cells"]})
+        cells = {(c["model"], c["distance"]): c for c in res["cells"]}
+        models = list(dict.fromkeys(c["model"] for c in res["cells"]))
+        rows = [
+            [m, *[_ratio(cells[(m, d)], res["chance_mse"][str(d)]) for d in distances]]
+            for m in models
+        ]
+        headers = ["model", *[f"distance {d}: MSE ÷ chance (95 % CI)" for d in distances]]
+        scored = "scored" if topology == "line" else "reported, not scored"
+        parts += [f"{topology} ({scored}):", "", md_table(rows, headers), ""]
+    return "\n".join(parts).rstrip()
+
+
+def _ratio(cell: dict, chance: float) -> str:
+    low, high = (v / chance for v in cell["ci95"])
+    return f"{num(cell['mean_mse'] / chance)} ({num(low)} – {num(high)})"
+
+
 SECTIONS = {
     "energy": render_energy,
     "sensitivity": render_sensitivity,
     "official": render_official,
     "transfer": render_transfer,
     "transfer_d10": render_transfer_d10,
+    "sweep": render_sweep,
 }

@@ -3,8 +3,9 @@
 Thin commands over :mod:`iclr25.core.ph_dgn`: ``energy`` (does the PH-DGN_C step conserve
 its Hamiltonian, and is it symplectic?), ``sensitivity`` (source-to-target gradients at
 initialisation), ``transfer`` (the long-range ``copy`` task against GCN, GIN, A-DGN,
-GraphCON and a node-wise MLP, with pass conditions fixed in code; or the paper's data) and
-``generate`` (the transfer data as NPZ).
+GraphCON and a node-wise MLP, with pass conditions fixed in code; or the paper's data),
+``generate`` (the transfer data as NPZ) and ``fit`` / ``predict`` (any model on your own
+graphs: CSV, NPZ or a tensor-only torch/PyG file; node or graph level).
 """
 
 from pathlib import Path
@@ -218,8 +219,12 @@ def _render_sensitivity(console, results) -> None:
     console.print(rows_table(rows, title="log10 ‖∂h_target/∂x_source‖ at initialisation"))
 
 
-@command(app, "generate", epilog="JSON results: files, variant, topology, distance, graphs.")
+@command(app, "generate", epilog="JSON results: files, task, variant, topology, distance, graphs.")
 def generate(
+    task: Annotated[
+        str,
+        typer.Option("--task", help="transfer, or sssp / eccentricity / diameter (property)."),
+    ] = "transfer",
     variant: Annotated[str, typer.Option("--variant", help="copy or official.")] = "copy",
     topology: Annotated[
         str, typer.Option("--topology", help="line, ring or crossed-ring.")
@@ -231,29 +236,258 @@ def generate(
     *,
     run: Run,
 ) -> None:
-    """Write the transfer data sets as NPZ (train/val/test) into the --out run directory."""
+    """Write the data sets as NPZ (train/val/test) into the --out run directory."""
     import io
 
     import numpy as np
 
     from iclr25 import atomic
-    from iclr25.core.ph_dgn.transfer_data import VARIANTS, make_data, to_arrays
-    from iclr25.parallel import derive_seed
+    from iclr25.core.ph_dgn.property_data import TASKS
+    from iclr25.core.ph_dgn.transfer_data import VARIANTS
 
     require(run.wants_artifacts, "generate needs --out DIR", "pass --out DIR for the NPZ files")
+    require(
+        task == "transfer" or task in TASKS,
+        f"unknown --task {task!r}",
+        f"use transfer or one of: {', '.join(TASKS)}",
+    )
     require(variant in VARIANTS, f"unknown --variant {variant!r}", "use copy or official")
     counts = _ints(graphs, "--graphs")
     require(len(counts) == 3 and min(counts) > 0, f"--graphs {graphs!r}", "e.g. 500,100,100")
-    base = derive_seed(run.seed, "data", topology, distance, 0) % 2**62  # as transfer seed 0
     files = []
-    for i, (split, size) in enumerate(zip(("train", "val", "test"), counts, strict=True)):
-        arrays = to_arrays(make_data(variant, topology, distance, size, base + i), size)
+    for split, arrays in zip(("train", "val", "test"), _splits(task, variant, topology,
+                             distance, counts, run.seed), strict=True):  # fmt: skip
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         atomic.write_bytes(run.artifact_path(f"{split}.npz"), buffer.getvalue())
         files.append(f"{split}.npz")
-    results = {"files": files, "variant": variant, "topology": topology, "distance": distance}
+    results = {"files": files, "task": task}
+    if task == "transfer":
+        results.update({"variant": variant, "topology": topology, "distance": distance})
     run.finish({**results, "graphs": list(counts)})
+
+
+def _splits(task, variant, topology, distance, counts, seed):
+    """NumPy arrays of each split, as ``transfer`` / ``property`` use them for seed 0."""
+    from iclr25.parallel import derive_seed
+
+    if task == "transfer":
+        from iclr25.core.ph_dgn.transfer_data import make_data, to_arrays
+
+        base = derive_seed(seed, "data", topology, distance, 0) % 2**62  # as transfer seed 0
+        for i, size in enumerate(counts):
+            yield to_arrays(make_data(variant, topology, distance, size, base + i), size)
+        return
+    from iclr25.core.ph_dgn.property_data import make_split, normalise
+
+    base = derive_seed(seed, "property-data", task, 0) % 2**31  # as property seed 0
+    splits = [make_split(task, size, base + i) for i, size in enumerate(counts)]
+    normalise(splits)
+    for s in splits:
+        yield {k: s[k].numpy() for k in ("edge_index", "x", "y", "batch")}
+
+
+PROPERTY_KEYS = (
+    "task, level, log10_mse {model: mean, ci95, per_seed, val_mean, params}, "
+    "mean_predictor_log10_mse, seeds"
+)
+
+
+@command(app, "property", epilog=f"JSON results: {PROPERTY_KEYS}.")
+def property_(
+    task: Annotated[
+        str, typer.Option("--task", help="sssp, eccentricity (node) or diameter (graph).")
+    ] = "sssp",
+    models: Annotated[str, typer.Option("--models", help=f"Some of: {ALL_MODELS}.")] = ALL_MODELS,
+    width: Annotated[int, typer.Option("--width", help="Hidden width d of every model.")] = 16,
+    depth: Annotated[int, typer.Option("--depth", help="L layers / shared steps.")] = 10,
+    eps: Annotated[float, typer.Option("--eps", help="ε of the ODE-based models.")] = 0.2,
+    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
+    epochs: Annotated[int, typer.Option("--epochs", help="Full-batch epochs.")] = 300,
+    graphs: Annotated[
+        str, typer.Option("--graphs", help="Train,val,test graph counts.")
+    ] = "500,100,100",
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds (data and initialisation).")] = 3,
+    workers: WorkersOpt = 1,
+    scheduler: SchedulerOpt = None,
+    no_cache: NoCacheOpt = False,
+    *,
+    run: Run,
+) -> None:
+    """Graph properties on the PNA mixture (25–35 nodes): log10 MSE per model."""
+    from iclr25 import parallel_options
+    from iclr25.core.ph_dgn.property import PropertyConfig, summarise, tasks
+    from iclr25.parallel import run_tasks
+
+    counts = _ints(graphs, "--graphs")
+    names = tuple(m.strip() for m in models.split(",") if m.strip())
+    cfg = PropertyConfig(task, names, width, depth, eps, lr, epochs, counts, seeds)
+    task_list = tasks(cfg, run.seed)
+    execution = parallel_options.execution(workers, scheduler, no_cache)
+    with run.progress("model × seed", total=len(task_list)) as advance, run.timer("train_s"):
+        outcome = run_tasks(task_list, execution, command="ph-dgn property", on_done=advance)
+    parallel_options.report(run, outcome)
+    run.finish(summarise(cfg, task_list, outcome.results), cfg, _render_property)
+
+
+def _render_property(console, results) -> None:
+    from iclr25.output import rows_table
+
+    rows = [
+        {"model": m, "log10 MSE": v["mean"], "95% low": v["ci95"][0], "95% high": v["ci95"][1],
+         "params": v["params"]}
+        for m, v in results["log10_mse"].items()
+    ]  # fmt: skip
+    title = f"{results['task']} ({results['level']} level), test log10 MSE"
+    console.print(rows_table(rows, title=title))
+    console.print(f"train-mean predictor: {results['mean_predictor_log10_mse']:.3g}", markup=False)
+
+
+FIT_KEYS = (
+    "model, level, task, metric (mse or accuracy), value (test), baseline_value (train-mean "
+    "or majority predictor), scored_split, n_graphs, n_nodes, n_train, n_val, n_test, params, "
+    "history [epoch, train_loss, val_metric], saved"
+)
+PREDICT_KEYS = "model, level, task, n_graphs, n_nodes, predictions, metric, value (with a target)"
+
+EdgesOpt = Annotated[Path | None, typer.Option("--edges", help="Edge list CSV: src,dst[,weight].")]
+NodesOpt = Annotated[
+    Path | None,
+    typer.Option("--nodes", help="Node CSV: node_id[,graph_id][,split], features, target."),
+]
+DataOpt = Annotated[
+    Path | None,
+    typer.Option("--data", help="NPZ (edge_index, x, y, batch) or torch/PyG file (.pt)."),
+]
+GraphTargetsOpt = Annotated[
+    Path | None,
+    typer.Option("--graph-targets", help="Graph-level targets CSV: graph_id, --target[, split]."),
+]
+TargetOpt = Annotated[
+    str | None, typer.Option("--target", help="Target column (--nodes or --graph-targets).")
+]
+UndirectedOpt = Annotated[bool, typer.Option("--undirected", help="Add the reverse of every edge.")]
+
+
+def _read(data, edges, nodes, target, graph_targets, classification, undirected):
+    from iclr25.core.ph_dgn.dataset import load_data
+
+    return load_data(
+        data=data, edges=edges, nodes=nodes, target=target, graph_targets=graph_targets,
+        classification=classification, undirected=undirected,
+    )  # fmt: skip
+
+
+def _fractions(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    require(len(values) == 3, f"--split {text!r}", "three fractions, e.g. --split 0.8,0.1,0.1")
+    return values
+
+
+@command(app, "fit", epilog=f"JSON results: {FIT_KEYS}.")
+def fit(
+    edges: EdgesOpt = None,
+    nodes: NodesOpt = None,
+    target: TargetOpt = None,
+    graph_targets: GraphTargetsOpt = None,
+    data: DataOpt = None,
+    model: Annotated[str, typer.Option("--model", help=f"One of: {ALL_MODELS}.")] = "phdgn-c",
+    level: Annotated[str, typer.Option("--level", help="node or graph.")] = "node",
+    task: Annotated[str, typer.Option("--task", help="regression or classification.")] = (
+        "regression"
+    ),
+    split: Annotated[
+        str, typer.Option("--split", help="Train,val,test fractions, by graph.")
+    ] = "0.8,0.1,0.1",
+    undirected: UndirectedOpt = False,
+    epochs: Annotated[int, typer.Option("--epochs", help="Full-batch Adam epochs.")] = 300,
+    width: Annotated[int, typer.Option("--width", help="Hidden width d.")] = 16,
+    depth: Annotated[int, typer.Option("--depth", help="L layers / shared steps.")] = 4,
+    eps: Annotated[float, typer.Option("--eps", help="ε of the ODE-based models.")] = 0.2,
+    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate.")] = 3e-3,
+    dampening: Annotated[
+        str, typer.Option("--dampening", help="phdgn: D = param, param+, mlp or dgn (α = 1).")
+    ] = "param",
+    forcing: Annotated[
+        str, typer.Option("--forcing", help="phdgn: F = dgn-tanh or mlp-sin (β = 1).")
+    ] = "dgn-tanh",
+    save: Annotated[
+        Path | None,
+        typer.Option("--save", help="Write the model (safetensors) and MODEL.json beside it."),
+    ] = None,
+    *,
+    run: Run,
+) -> None:
+    """Train a model on your graphs (node or graph level) and score it on the test split."""
+    from iclr25.core.ph_dgn import fit as fit_core
+
+    cfg = fit_core.FitConfig(
+        model, level, task, _fractions(split), width, depth, eps, lr, epochs,
+        dampening=dampening, forcing=forcing,
+    )  # fmt: skip
+    if save is not None:
+        _check_save(save, run.options.overwrite)
+    graphs = _read(data, edges, nodes, target, graph_targets,
+                   task == "classification", undirected)  # fmt: skip
+    with run.timer("train_s"):
+        fitted, results = fit_core.fit(graphs, cfg, run.seed)
+    results = {"model": model, "level": level, "task": task, **results, "saved": None}
+    if save is not None:
+        fit_core.save(fitted, save)
+        results["saved"] = str(save)
+    run.finish(results, cfg, _render_fit)
+
+
+def _check_save(path: Path, overwrite: bool) -> None:
+    from iclr25.core.ph_dgn.fit import sidecar
+
+    for p in (path, sidecar(path)):
+        require(overwrite or not p.exists(), f"--save: {p} exists", "pass --overwrite")
+    require(path.parent.is_dir(), f"--save {path}: no folder {path.parent}", "create it first")
+
+
+def _render_fit(console, results) -> None:
+    console.print(
+        f"{results['model']} ({results['level']} {results['task']}): {results['metric']} "
+        f"{results['value']:.4g} on the {results['scored_split']} split vs "
+        f"{results['baseline_value']:.4g} for the baseline predictor; "
+        f"{results['n_graphs']} graphs, {results['n_nodes']} nodes, {results['params']} params",
+        markup=False,
+    )
+
+
+@command(app, "predict", epilog=f"JSON results: {PREDICT_KEYS}.")
+def predict(
+    load: Annotated[Path, typer.Option("--load", help="A model written by `fit --save`.")],
+    edges: EdgesOpt = None,
+    nodes: NodesOpt = None,
+    target: TargetOpt = None,
+    graph_targets: GraphTargetsOpt = None,
+    data: DataOpt = None,
+    undirected: UndirectedOpt = False,
+    *,
+    run: Run,
+) -> None:
+    """Apply a saved model to graphs (same formats as fit); scores them when labelled."""
+    from dataclasses import asdict
+
+    from iclr25.core.ph_dgn import fit as fit_core
+
+    fitted = fit_core.load(load)
+    cfg = fitted.cfg
+    classification = cfg.task == "classification"
+    graphs = _read(data, edges, nodes, target, graph_targets, classification, undirected)
+    results = fit_core.predict(fitted, graphs)
+    results = {"model": cfg.model, "level": cfg.level, "task": cfg.task, **results}
+    if run.wants_artifacts:
+        from iclr25 import atomic
+
+        lines = ["row,prediction", *(f"{i},{p}" for i, p in enumerate(results["predictions"]))]
+        atomic.write_text(run.artifact_path("predictions.csv"), "\n".join(lines) + "\n")
+    run.finish(results, {"load": str(load), **asdict(cfg)})
 
 
 def _render_transfer(console, results) -> None:

@@ -77,21 +77,25 @@ def _csr(rows, cols, weight, n):
         return coo.to_sparse_csr()
 
 
-def aggregation(edge_index: torch.Tensor, n: int, mode: str = "sum", dtype=None) -> Aggregation:
-    """A for ``mode`` ``sum`` (A[u, v] = 1 per edge v → u) or ``gcn`` (self-loops added,
-    A[u, v] = 1/√(deg(u)·deg(v)) with deg the in-degree including the self-loop, as
-    PyG's ``gcn_norm``)."""
+def aggregation(
+    edge_index: torch.Tensor, n: int, mode: str = "sum", dtype=None, weight=None
+) -> Aggregation:
+    """A for ``mode`` ``sum`` (A[u, v] = w per edge v → u, w = 1 without ``weight``) or
+    ``gcn`` (self-loops of weight 1 added, A[u, v] = w/√(deg(u)·deg(v)) with deg the
+    weighted in-degree including the self-loop, as PyG's ``gcn_norm``)."""
     dtype = dtype or torch.get_default_dtype()
     src, dst = edge_index[0].long(), edge_index[1].long()
+    w = torch.ones(src.numel(), dtype=dtype) if weight is None else weight.to(dtype)
     if mode == "sum":
-        return Aggregation(dst, src, torch.ones(src.numel(), dtype=dtype), n)
+        return Aggregation(dst, src, w, n)
     if mode != "gcn":
         raise UsageError(f"unknown aggregation {mode!r}", f"use one of: {', '.join(AGGREGATIONS)}")
     loops = torch.arange(n)
     src, dst = torch.cat([src, loops]), torch.cat([dst, loops])
-    deg = torch.zeros(n, dtype=dtype).index_add_(0, dst, torch.ones(dst.numel(), dtype=dtype))
+    w = torch.cat([w, torch.ones(n, dtype=dtype)])
+    deg = torch.zeros(n, dtype=dtype).index_add_(0, dst, w)
     inv_sqrt = deg.pow(-0.5)
-    return Aggregation(dst, src, inv_sqrt[src] * inv_sqrt[dst], n)
+    return Aggregation(dst, src, w * inv_sqrt[src] * inv_sqrt[dst], n)
 
 
 def aggregate_index_add(edge_index: torch.Tensor, x: torch.Tensor, weight=None) -> torch.Tensor:

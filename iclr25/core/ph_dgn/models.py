@@ -31,7 +31,9 @@ class ModelSpec:
     steps: int = 10  # L
     eps: float = 0.2  # ε of the ODE-based models
     alpha: float = 1.0  # PH-DGN only: dampening scale α (D = param)
-    beta: float = 1.0  # PH-DGN only: forcing scale β (F = dgn-tanh)
+    beta: float = 1.0  # PH-DGN only: forcing scale β
+    dampening: str = "param"  # PH-DGN only: param, param+, mlp, dgn
+    forcing: str = "dgn-tanh"  # PH-DGN only: dgn-tanh, mlp-sin
 
 
 def check_models(names: list[str]) -> list[str]:
@@ -56,8 +58,8 @@ def build(spec: ModelSpec) -> nn.Module:
             spec.eps,
             alpha=spec.alpha if port else 0.0,
             beta=spec.beta if port else 0.0,
-            dampening="param" if port else "none",
-            forcing="dgn-tanh" if port else "none",
+            dampening=spec.dampening if port else "none",
+            forcing=spec.forcing if port else "none",
         )
         return PHDGN(cfg)
     args = (spec.in_dim, spec.out_dim, spec.width, spec.steps)
@@ -72,8 +74,8 @@ def aggregations_per_forward(model: nn.Module, steps: int) -> int:
     return model.aggregations_per_step * steps
 
 
-def graph_aggregations(edge_index: torch.Tensor, n: int, dtype=None) -> dict:
-    return {mode: aggregation(edge_index, n, mode, dtype) for mode in ("sum", "gcn")}
+def graph_aggregations(edge_index: torch.Tensor, n: int, dtype=None, weight=None) -> dict:
+    return {mode: aggregation(edge_index, n, mode, dtype, weight) for mode in ("sum", "gcn")}
 
 
 def n_params(model: nn.Module) -> int:

@@ -21,8 +21,10 @@ One step (symplectic Euler, then the port terms; α = β = 0 gives PH-DGN_C):
 Each half-step is a shear, so the step map has Jacobian determinant 1 and is symplectic.
 
 Dampening D built here: ``param`` (a learned vector, Kaiming-normal initialised, may be
-negative) and ``param+`` (its ReLU). Forcing F: ``dgn-tanh`` = tanh(A [q, t] W_F). The
-official ``MLP4ReLU``/``DGNReLU`` dampening and ``MLP4Sin`` forcing are not built yet.
+negative), ``param+`` (its ReLU), ``mlp`` (official ``MLP4ReLU``: four linear layers on q,
+ReLU after each, so D ⪰ 0) and ``dgn`` (official ``DGNReLU``: ReLU(A q W_D), summed over
+the neighbourhood). Forcing F: ``dgn-tanh`` = tanh(A [q, t] W_F) and ``mlp-sin``
+(official ``MLP4Sin``: four linear layers on [q, t], sin after the first three).
 Choices where the paper is silent: the encoder is one linear map to 2d features split
 into (p, q) (the official ``double_dim = False``); the readout is linear on p, q or both.
 """
@@ -38,8 +40,8 @@ from torch import nn
 from iclr25.core.ph_dgn.graphs import Aggregation
 from iclr25.errors import UsageError
 
-DAMPENING = ("none", "param", "param+")
-FORCING = ("none", "dgn-tanh")
+DAMPENING = ("none", "param", "param+", "mlp", "dgn")
+FORCING = ("none", "dgn-tanh", "mlp-sin")
 READOUTS = ("p", "q", "pq")
 
 
@@ -81,8 +83,8 @@ class PHDGNConfig:
     readout: str = "pq"  # p, q or pq
     alpha: float = 0.0  # α: 0 = no dampening (PH-DGN_C)
     beta: float = 0.0  # β: 0 = no forcing
-    dampening: str = "none"  # none, param, param+
-    forcing: str = "none"  # none, dgn-tanh
+    dampening: str = "none"  # none, param, param+, mlp, dgn
+    forcing: str = "none"  # none, dgn-tanh, mlp-sin
 
     def __post_init__(self) -> None:
         if self.eps <= 0:
@@ -107,16 +109,35 @@ class PHDGN(nn.Module):
         d = cfg.width
         self.encoder = nn.Linear(cfg.in_dim, 2 * d)
         self.h_p, self.h_q = HamiltonianHalf(d), HamiltonianHalf(d)
-        if cfg.dampening != "none":
+        if cfg.dampening in ("param", "param+"):
             self.damp = nn.Parameter(torch.empty(d))
             nn.init.normal_(self.damp, std=math.sqrt(2.0 / d))  # Kaiming normal, fan-in d
-        if cfg.forcing != "none":
+        elif cfg.dampening == "mlp":
+            self.damp_net = _four_layers(d, d, nn.ReLU, last=nn.ReLU())  # D(q) ⪰ 0
+        elif cfg.dampening == "dgn":
+            self.damp_lin = nn.Linear(d, d, bias=False)  # W_D
+        if cfg.forcing == "dgn-tanh":
             self.force = nn.Linear(d + 1, d, bias=False)  # W_F on [q, t]
+        elif cfg.forcing == "mlp-sin":
+            self.force_net = _four_layers(d + 1, d, Sin)
         out_in = d * (2 if cfg.readout == "pq" else 1)
         self.readout = nn.Linear(out_in, cfg.out_dim)
 
-    def dampening(self) -> torch.Tensor:
-        return torch.relu(self.damp) if self.cfg.dampening == "param+" else self.damp
+    def dampening(self, q: torch.Tensor, agg: Aggregation) -> torch.Tensor:
+        """D(q): (d,) for param/param+, (n, d) for mlp/dgn (a diagonal per node)."""
+        mode = self.cfg.dampening
+        if mode == "mlp":
+            return self.damp_net(q)
+        if mode == "dgn":
+            return torch.relu(agg(self.damp_lin(q)))  # (n, d)
+        return torch.relu(self.damp) if mode == "param+" else self.damp
+
+    def forcing(self, q: torch.Tensor, t: float, agg: Aggregation) -> torch.Tensor:
+        """F(q, t)  (n, d)."""
+        qt = torch.cat([q, torch.full((q.shape[0], 1), t, dtype=q.dtype)], 1)  # (n, d+1)
+        if self.cfg.forcing == "mlp-sin":
+            return self.force_net(qt)
+        return torch.tanh(agg(self.force(qt)))
 
     def step(self, p, q, aggs: tuple[Aggregation, Aggregation], t: float):
         """One step (module docstring, steps 1–3); p, q (n, d)."""
@@ -126,10 +147,9 @@ class PHDGN(nn.Module):
         q = q + eps * dh_dp
         p = p - eps * self.h_q.grad(q, agg_q)
         if cfg.alpha and cfg.dampening != "none":
-            p = p - eps * cfg.alpha * self.dampening() * dh_dp
+            p = p - eps * cfg.alpha * self.dampening(q, agg_q) * dh_dp
         if cfg.beta and cfg.forcing != "none":
-            time_col = torch.full((q.shape[0], 1), t, dtype=q.dtype)  # (n, 1)
-            p = p + eps * cfg.beta * torch.tanh(agg_q(self.force(torch.cat([q, time_col], 1))))
+            p = p + eps * cfg.beta * self.forcing(q, t, agg_q)
         return p, q
 
     def energy(self, p, q, aggs) -> torch.Tensor:
@@ -156,8 +176,27 @@ class PHDGN(nn.Module):
 
     @property
     def aggregations_per_step(self) -> int:
-        """Sparse products per step: 2 per ∇H half (A and Aᵀ), +1 for forcing."""
-        return 4 + (1 if self.cfg.beta and self.cfg.forcing != "none" else 0)
+        """Sparse products per step: 2 per ∇H half (A and Aᵀ), +1 for each of dgn
+        dampening and dgn-tanh forcing when active."""
+        cfg = self.cfg
+        return (
+            4
+            + int(bool(cfg.alpha) and cfg.dampening == "dgn")
+            + int(bool(cfg.beta) and cfg.forcing == "dgn-tanh")
+        )
+
+
+class Sin(nn.Module):
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return torch.sin(z)
+
+
+def _four_layers(in_dim: int, out_dim: int, act, last: nn.Module | None = None) -> nn.Sequential:
+    """Linear → act → Linear → act → Linear → act → Linear (→ ``last``): the official MLP4."""
+    layers: list[nn.Module] = [nn.Linear(in_dim, out_dim)]
+    for _ in range(3):
+        layers += [act(), nn.Linear(out_dim, out_dim)]
+    return nn.Sequential(*layers, *([last] if last is not None else []))
 
 
 def explicit_euler_step(model: PHDGN, p, q, aggs):

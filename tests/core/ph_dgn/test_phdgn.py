@@ -157,3 +157,29 @@ def test_every_model_maps_nodes_to_outputs_and_mlp_ignores_edges(name):
     assert out.shape == (n, 1) and torch.isfinite(out).all()
     cut = model(x, graph_aggregations(torch.zeros(2, 0, dtype=torch.long), n))
     assert torch.equal(out, cut) == (name == "mlp")
+
+
+@pytest.mark.parametrize(
+    ("dampening", "forcing"), [("mlp", "mlp-sin"), ("dgn", "dgn-tanh"), ("mlp", "dgn-tanh")]
+)
+def test_official_dampening_and_forcing_modes(dampening, forcing):
+    edges, n, _, _ = topology("ring", 4)
+    aggs = graph_aggregations(edges, n, torch.float64)
+    x = torch.randn(n, 2, dtype=torch.float64)
+    cons = model64(seed=2)
+    off = model64(seed=2, dampening=dampening, forcing=forcing)  # α = β = 0
+    off.load_state_dict(cons.state_dict(), strict=False)
+    torch.testing.assert_close(cons(x, aggs), off(x, aggs), rtol=0, atol=0)
+    torch.manual_seed(3)
+    cfg = PHDGNConfig(2, 1, 3, 1, 0.1, alpha=1.0, beta=1.0, dampening=dampening, forcing=forcing)
+    port = PHDGN(cfg).double()
+    q = torch.randn(n, 3, dtype=torch.float64)
+    damp = port.dampening(q, aggs["sum"])
+    assert damp.shape == (n, 3) and (damp >= 0).all()  # mlp and dgn end in a ReLU: D ⪰ 0
+    f0, f1 = port.forcing(q, 0.0, aggs["sum"]), port.forcing(q, 1.0, aggs["sum"])
+    assert f0.shape == (n, 3) and not torch.allclose(f0, f1)  # F depends on t
+    expected = 4 + (dampening == "dgn") + (forcing == "dgn-tanh")
+    assert port.aggregations_per_step == expected
+    out = port(x, aggs)
+    out.sum().backward()
+    assert torch.isfinite(out).all() and not torch.allclose(out, cons(x, aggs))
