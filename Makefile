@@ -6,7 +6,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.iclr25-installed
 PYTEST_ARGS ?=
-# pytest processes for `make test` (pytest-xdist); auto = one per core
+# pytest processes for `make test` (pytest-xdist; worksteal: an idle process takes queued
+# tests from a busy one, so one slow module does not leave a core idle); auto = one per core
 TEST_WORKERS ?= auto
 
 .PHONY: demo test test-slow test-gpu lint bench docs studies setup clean
@@ -26,7 +27,7 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)

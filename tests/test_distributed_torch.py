@@ -134,6 +134,7 @@ def _losses(path: Path) -> list[float]:
     return load_file(str(path))["losses"].tolist()
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_two_gloo_processes_follow_the_one_process_loss_curve(tmp_path):
     """torchrun, 2 CPU processes, free AT (δ merged over ranks), an odd batch (32 + 31
     rows): the same losses step by step as one process; its checkpoints resume in one."""

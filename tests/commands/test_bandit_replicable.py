@@ -9,6 +9,7 @@ from iclr25.testing import error_line
 SMALL = ("--horizon", "3000", "--runs", "200", "--k", "4", "--seed", "3")
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_run_json_contract_and_reproducibility(cli):
     first = cli("bandit-replicable", "run", "--algo", "etc", *SMALL, "--json")
     assert first.returncode == 0, first
@@ -261,6 +262,7 @@ def test_help_lists_json_keys_and_algorithms(cli):
     assert "pair_agreement" in text and "replicable-elimination" in text
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_demo_step_headline(tmp_path):
     from iclr25.commands.bandit_replicable import DEMO
     from iclr25.commands.demo import _run_step

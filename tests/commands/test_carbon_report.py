@@ -113,6 +113,7 @@ def test_power_on_the_bundled_log(cli, tmp_path):
     assert "co2e_kg" not in scaled["results"]
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_power_strict_and_bad_files(cli, tmp_path):
     log = tmp_path / "smi.csv"
     log.write_text(

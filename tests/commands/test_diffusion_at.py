@@ -73,6 +73,7 @@ def test_train_writes_the_run_and_checkpoints(trained):
     assert ckpts == ["last.safetensors", "step-0000015.safetensors", "step-0000030.safetensors"]
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_resume_equals_the_uninterrupted_run(trained, tmp_path):
     root, _ = trained
     proc = _run(
@@ -94,6 +95,7 @@ def test_resume_equals_the_uninterrupted_run(trained, tmp_path):
     assert all((full[k] == resumed[k]).all() for k in full)
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_resuming_a_finished_run_or_another_configuration_is_refused(trained):
     root, _ = trained
     done = _run("train", "--resume", root / "ckpt" / "last.safetensors", "--steps", "30")
@@ -182,6 +184,7 @@ def test_eval_reports_metrics_per_nfe_and_the_mismatch_curve(trained):
     assert len(curve) == 6 and curve[-1]["t"] == -1 and results["primary_metric"] == "sw"
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_compare_runs_every_variant_with_paired_tests(tmp_path):
     proc = _run(
         "compare",
@@ -230,6 +233,7 @@ def test_compare_runs_every_variant_with_paired_tests(tmp_path):
     assert {"sw_vs_nfe.png", "mismatch_mmd.png", "samples.png"} <= names
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_compare_with_fgsm_runs_no_controls_and_says_so():
     proc = _run(
         "compare",
@@ -256,6 +260,7 @@ def test_compare_with_fgsm_runs_no_controls_and_says_so():
     assert doc["results"]["verdict"]["adversarial_effect_observed"] is None
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_train_with_the_paper_preset(tmp_path):
     proc = _run("train", *TINY, "--steps", "8", "--preset", "paper", "--json", "--quiet")
     assert proc.returncode == 0, proc.stderr
@@ -269,6 +274,7 @@ def test_train_with_the_paper_preset(tmp_path):
     assert json.loads(proc.stdout)["config"]["at"]["alpha"] == 0.2
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_paper_preset_fine_tunes_a_plain_checkpoint(trained, tmp_path):
     root, _ = trained
     proc = _run(
@@ -289,6 +295,7 @@ def test_paper_preset_fine_tunes_a_plain_checkpoint(trained, tmp_path):
     assert doc["results"]["mean_delta_norm"] > 0  # AT ran on the pretrained model
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_train_previews_images_within_the_budget(tmp_path):
     proc = _run(
         "train",
@@ -370,6 +377,7 @@ def test_bad_input_exits_2_with_the_fix(args, message, fix):
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_image_folder_with_mixed_sizes_and_a_corrupt_file(tmp_path):
     folder = tmp_path / "imgs"
     folder.mkdir()

@@ -167,6 +167,7 @@ def test_malformed_rules_files(cli, tmp_path, content, message):
     assert res.returncode == 2 and message in error_line(res.stderr), res
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_a_tiny_diffusers_pipeline_runs_through_the_image_probe(cli, tmp_path):
     pytest.importorskip("diffusers")
     import torch
@@ -206,6 +207,7 @@ def test_a_tiny_diffusers_pipeline_runs_through_the_image_probe(cli, tmp_path):
     assert set(out["verdict"]) >= {"interior_peak", "observed", "failed"}
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_image_bad_input(cli, tmp_path):
     res = cli("diffusion-probe", "image", "--times", "0.5,1.2")
     assert res.returncode == 2 and "outside [0, 1]" in error_line(res.stderr)

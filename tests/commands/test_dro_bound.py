@@ -73,6 +73,7 @@ def test_certify_with_the_theory_radius(cli):
     assert "ERM" in res["model_source"]
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_entropic_certificate_with_auto_radius(cli):
     """--rho auto works with --epsilon, and the statement bounds the smoothed risk."""
     result = cli(
@@ -89,6 +90,7 @@ def test_entropic_certificate_with_auto_radius(cli):
     assert any("smoothed risk" in w for w in doc["warnings"])
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_fit_save_then_risk_and_certify_load(cli, csv_data, tmp_path):
     model = tmp_path / "model.json"
     fit = cli(
@@ -221,6 +223,7 @@ def test_missing_target_names_the_option(cli, csv_data):
     assert "no target column 'y'" in wrong.stderr and "--target" in wrong.stderr
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_coverage_is_the_same_on_every_backend_writes_plots_and_never_overwrites(cli, tmp_path):
     """Trials are tasks of iclr25.parallel: in-process and two worker processes give the
     same results exactly (seeds come from derive_seed, not worker order)."""

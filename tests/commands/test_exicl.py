@@ -85,6 +85,7 @@ def test_unknown_env_type_and_unexplainable_demo(cli, tmp_path):
     assert "gap 2.000" in result.stderr
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_prior_for_another_spec_is_refused(cli, small, tmp_path):
     env, demos, _ = small
     prior = tmp_path / "p.safetensors"
@@ -102,6 +103,7 @@ def test_prior_for_another_spec_is_refused(cli, small, tmp_path):
     assert again.returncode == 2 and "--overwrite" in again.stderr
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.timeout(1200)  # three console-script runs; slow only on a crowded machine
 def test_recover_same_seed_same_results(cli, small, tmp_path):
     env, demos, _ = small

@@ -23,6 +23,7 @@ def test_bare_command_runs_without_arguments(cli):
     assert "kernel compile check" in result.stdout and "CPU references" in result.stdout
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_default_run_compiles_every_kernel_and_times_the_cpu_references(cli):
     ops = "gemm,attention,linear-attention,pairwise_sqdist"
     quick = ("--quick", "--head-dim", "64", "--repeats", "2", "--warmup", "0")  # CPU quick sizes
@@ -73,6 +74,7 @@ def test_no_compile_reports_the_cache_without_compiling(cli, tmp_path):
     assert row["shape"] == "M=64 N=64 K=64" and row["reference"] == "torch.matmul (fp32, CPU)"
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_out_holds_the_throughput_plot_and_degrades_without_matplotlib(cli, tmp_path):
     args = ("gpu-bench", "--no-compile", *TINY, "--ops", "gemm", "--json")
     result = cli(*args, "--out", tmp_path / "run")
@@ -88,6 +90,7 @@ def test_out_holds_the_throughput_plot_and_degrades_without_matplotlib(cli, tmp_
     assert not (tmp_path / "bare" / "throughput.png").exists()
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_save_then_compare_with_a_baseline(cli, tmp_path):
     table = tmp_path / "table.json"
     args = ("gpu-bench", "--no-compile", *TINY, "--ops", "gemm")

@@ -37,6 +37,7 @@ def reviews_file(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_cluster_json_plots_and_no_overwrite(cli, tmp_path):
     out = tmp_path / "run"
     args = ("icl-order", "cluster", "--k", "3", "--draws", "2", "--json", "--quiet", "--out", out)
@@ -110,6 +111,7 @@ def _check_picks_against_naive(records, lm, encoded, n_orders):
         assert 1 <= q["exhaustive_rank"] <= n_orders and q["regret_nats"] >= 0
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_bare_analysis_on_a_user_model(cli, user_model, tmp_path):
     """Bare `icl-order --model` (a Llama with a BOS-adding SentencePiece-style tokenizer)
     runs cluster, sensitivity and search with its controls; both equal in-process
@@ -169,6 +171,7 @@ def _reference(model_dir, task_file, label_words):
 SLOW = pytest.mark.slow
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.parametrize(
     "arch",
     ["gpt2", *(pytest.param(a, marks=SLOW) for a in ("llama", "qwen2", "mistral"))],
@@ -196,6 +199,7 @@ def test_search_on_real_architectures_equals_unbatched_naive_scoring(
     assert rank["organisations_per_query"] == 24 and 0 <= rank["mean_percentile"] < 1
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.parametrize("arch", ["gpt2", pytest.param("qwen2", marks=SLOW)])
 def test_cluster_on_real_architectures_equals_unbatched_embeddings(
     cli, tiny_dirs, reviews_file, arch
@@ -215,6 +219,7 @@ def test_cluster_on_real_architectures_equals_unbatched_embeddings(
     assert r["by_position"]["silhouette"] == pytest.approx(want, abs=1e-4)
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_embedded_model_prompts_a_user_file_in_its_training_format(cli, tmp_path):
     """The embedded model learned in context only in '{text} {label}\\n'; a user file
     without --template gets that format (in 'Input: ...\\nLabel: ...' it stayed at
@@ -262,6 +267,7 @@ def test_embedded_model_prompts_a_user_file_in_its_training_format(cli, tmp_path
     assert (out / "search.png").exists()
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_model_by_hub_id_from_a_local_cache(cli, user_model, tmp_path):
     """`--model org/name` finds the model in HF_HUB_CACHE's layout (snapshot named by
     refs/main), offline and without --allow-download; JSON names the id."""
@@ -281,6 +287,7 @@ def test_model_by_hub_id_from_a_local_cache(cli, user_model, tmp_path):
     assert missing.returncode == 2 and str(tmp_path / "hub") in missing.stderr
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.timeout(900)  # spawns two workers that import torch and load the model
 def test_search_results_do_not_depend_on_workers(cli):
     """The same shards in-process and in two spawned workers: identical `results`."""
@@ -315,6 +322,7 @@ def pool_files(tmp_path_factory):
     return pool, inputs, examples
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.timeout(900)  # three runs, one with two spawned workers
 def test_select_writes_ordered_prompts(cli, pool_files, tmp_path):
     """`select` writes prompts.jsonl in the documented schema; each prompt is the chosen
@@ -348,6 +356,7 @@ def test_select_writes_ordered_prompts(cli, pool_files, tmp_path):
     assert runs["workers"].json()["results"]["prompts"] == lines
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.parametrize(
     "case, message",
     [

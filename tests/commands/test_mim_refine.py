@@ -26,6 +26,7 @@ def folders(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_make_data_then_profile_reports_every_block(cli, folders):
     data = folders / "data"
     made = cli("mim-refine", "make-data", data, "--n-train", "40", "--n-test", "20", "--json")
@@ -60,6 +61,7 @@ def test_knn_on_feature_files_and_its_bad_input(cli, tmp_path):
     assert bad.returncode == 2 and "same model and block" in error_line(bad.stderr)
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli, folders, tmp_path):
     save = tmp_path / "refined"
     cases = [

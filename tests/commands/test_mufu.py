@@ -136,6 +136,7 @@ def test_prompt_formats_and_errors(cli, data_tsv, world_model, tmp_path):
     assert "is empty" in error_line(cli("mufu", "prompt", "--data", empty).stderr)
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_candidates_from_a_causal_teacher(cli, data_tsv, world_model, tmp_path):
     out = tmp_path / "cands.jsonl"
     result = cli(
@@ -179,6 +180,7 @@ def test_candidates_from_a_causal_teacher(cli, data_tsv, world_model, tmp_path):
     assert len(out.read_text().splitlines()) == 3  # untouched
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_candidates_from_a_seq2seq_teacher(cli, data_tsv, tmp_path):
     seq = make_seq2seq(tmp_path / "bart")
     s2s = cli(
@@ -202,6 +204,7 @@ def test_candidates_from_a_seq2seq_teacher(cli, data_tsv, tmp_path):
     assert len(srows) == 3 and {"draft", "cand.sam", "cand.ser"} <= set(srows[0])
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_finetune_lora_then_translate(cli, data_tsv, world_model, tmp_path):
     saved = tmp_path / "student"
     result = cli(

@@ -21,6 +21,7 @@ def test_energy_json_reports_a_symplectic_step(cli):
     assert res["explicit_symplecticity_residual"] > 1e-6
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_transfer_results_are_identical_in_process_and_with_two_workers(cli):
     one, two = cli(*TINY), cli(*TINY, "--workers", "2")
     assert one.returncode == 0 and two.returncode == 0, (one, two)

@@ -11,6 +11,7 @@ from tests.core.ph_dgn.test_fit import toy_arrays, write_csv
 FAST = ("--epochs", "3", "--width", "4", "--depth", "2", "--json", "--quiet")
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_csv_and_npz_give_identical_results_and_the_saved_model_predicts(cli, tmp_path):
     arrays = toy_arrays()
     edges, nodes = write_csv(tmp_path, arrays)

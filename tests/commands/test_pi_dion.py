@@ -22,6 +22,7 @@ def test_generate_writes_unlabelled_train_and_labelled_test(cli, tmp_path):
     assert result.json()["results"]["n_train"] == 7
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_compare_json_same_seed_same_results(cli, tmp_path):
     env = {"XDG_CACHE_HOME": str(tmp_path)}
     a = cli("pi-dion", "compare", *TINY, "--json", "--quiet", "--seed", "4", env=env)
@@ -93,6 +94,7 @@ def tiny_model(measured):
     return (path,)
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_train_never_reads_f(cli, measured, tmp_path):
     sha = []
     for name in ("plain", "with_f"):
@@ -134,6 +136,7 @@ def test_solve_bad_input_is_one_line_and_exit_2(cli, measured, tiny_model, tmp_p
     assert not out.exists()
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_train_refuses_to_overwrite_and_labels_need_f(cli, measured, tmp_path):
     taken = tmp_path / "taken.safetensors"
     taken.write_text("keep")

@@ -50,6 +50,7 @@ def test_bad_options_one_line_exit_2(cli, args, fix):
     assert fix in line, line
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.timeout(1200)  # several CLI runs; minutes on a loaded shared machine
 def test_demos_then_confidence_and_bad_files(cli, tmp_path):
     demos = tmp_path / "D.npz"
@@ -82,6 +83,7 @@ def test_demos_then_confidence_and_bad_files(cli, tmp_path):
     assert "[0, 1]" in error_line(refused.stderr) and not out.exists()
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.timeout(1200)  # several CLI runs; minutes on a loaded shared machine
 def test_train_gail_short(cli, tmp_path):
     demos = tmp_path / "D.npz"

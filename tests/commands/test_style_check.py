@@ -21,6 +21,7 @@ def flow(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_make_synthetic_index_unique_check(cli, flow):
     refs, db = flow / "refs", flow / "refs.sqlite"
     made = cli(
@@ -93,6 +94,7 @@ def tiny_db(tmp_path_factory) -> Path:
     return root / "db.sqlite"
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_check_with_unknown_artist_names_the_fix(cli, flow, tiny_db):
     result = cli("style-check", "check", flow / "gen", "--db", tiny_db, "--artist", "00-red-lines")
     assert result.returncode == 2
@@ -160,6 +162,7 @@ def test_generated_folders_naming_no_db_artist_are_refused(cli, flow, four_db, t
     assert "close DB names: 00-blue-dots" in line and "--artist NAME" in line
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_one_artist_db_answers_as_a_verification(cli, tmp_path):
     """An artist checking their own folder: exit 0 with a verification verdict."""
     from iclr25.core.style_check.synthetic import SyntheticConfig, write_corpus
@@ -229,6 +232,7 @@ def test_empty_db_and_empty_file_are_refused_untouched(cli, tmp_path, tiny_db):
     assert zero.stat().st_size == 0  # a reading command never writes
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_hard_synthetic_artists_from_the_cli(cli, tmp_path):
     """make-synthetic --difficulty hard: followers name their leader; the identical first
     pair is reported not unique."""
@@ -254,6 +258,7 @@ def test_hard_synthetic_artists_from_the_cli(cli, tmp_path):
     assert not rows[artists[0]["name"]]["unique"] and not rows[artists[1]["name"]]["unique"]
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_synthetic_check_demo_run_directory(cli, tmp_path):
     out = tmp_path / "run"
     result = cli("style-check", "check", "--synthetic", "--json", "--out", out)

@@ -44,6 +44,7 @@ def test_tasks_are_seed_major_and_share_the_seed_across_variants(config):
     assert seeds_for(0, 3) != seeds_for(1, 3) and seeds_for(0, 2) == seeds_for(0, 3)[:2]
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_results_are_identical_in_process_and_on_two_workers(config, tmp_path, monkeypatch):
     monkeypatch.setenv("ICLR25_CACHE_DIR", str(tmp_path))
     serial, outcome, _ = run_compare(config, Execution(cache=True))

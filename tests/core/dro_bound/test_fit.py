@@ -60,6 +60,7 @@ def test_robust_lad_and_huber_match_cvxpy(make_reg, loss):
     assert_close(ours.model.coef, ref["coefficients"], rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.parametrize(
     "loss,q,kappa",
     [

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "train_icl_model.py"
@@ -25,6 +26,7 @@ def _train(out: Path) -> bytes:
     return (out / "model.safetensors").read_bytes()
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_two_short_runs_write_identical_weights(tmp_path):
     assert _train(tmp_path / "a") == _train(tmp_path / "b")
     import json

@@ -115,6 +115,7 @@ def test_bad_model_folder_is_an_input_error(tmp_path):
         load_encoder(f"hf:{tmp_path}")
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_clip_index_explain_check_with_zero_shot_tags(models, tmp_path):
     refs, gen = tmp_path / "refs", tmp_path / "gen"
     write_corpus(refs, SyntheticConfig(n_artists=3, per_artist=6, size=48))

@@ -4,6 +4,7 @@ and the cache round trip."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from iclr25.core.diffusion_at.schedules import NoiseSchedule
@@ -47,6 +48,7 @@ def test_training_is_deterministic_and_round_trips():
     assert G.cache_key(cfg, images, labels, 3) != G.cache_key(cfg, images, labels, 4)
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_the_label_steers_the_conditional_model_and_not_the_control():
     """After a short training the red label gives redder samples than the blue one; the
     unconditional control ignores labels (same noise -> same image)."""

@@ -261,6 +261,7 @@ def test_an_interrupted_first_index_trains_the_ssl_encoder_next_time(tmp_path, s
     assert done["second_encoder"] is not None and done["n_works"] == 9
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_sharded_index_gives_the_same_db_with_two_workers(tmp_path, small_refs):
     from iclr25.parallel import Execution
 

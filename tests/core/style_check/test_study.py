@@ -61,6 +61,7 @@ def test_t_interval_known_answer():
 TINY = ("--artists", "4", "--works", "10", "--steps", "8", "--ssl-steps", "4", "--size", "8")
 
 
+@pytest.mark.slow  # > 10 s: run by `make test-slow`
 @pytest.mark.timeout(1200)  # ~40 s of CPU; far longer on a machine shared by many
 def test_same_results_in_process_and_with_two_workers(cli):
     one = cli("style-check", "study", *TINY, "--no-cache", "--json", timeout=1200)
