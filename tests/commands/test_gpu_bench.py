@@ -45,6 +45,7 @@ def test_default_run_compiles_every_kernel_and_times_the_cpu_references(cli):
 
 
 @pytest.mark.skipif(nvcc_path() is None, reason="nvcc not on PATH")
+@pytest.mark.slow  # > 10 s: compiles every kernel twice (tests/gpu/test_compile.py: cache)
 def test_compile_only_is_served_from_the_cache_the_second_time(cli):
     first = cli("gpu-bench", "--compile-only", "--json", timeout=900)
     assert first.returncode == 0, first
