@@ -47,6 +47,17 @@ def _ints(text: str, option: str) -> tuple[int, ...]:
     return values
 
 
+def _graph_counts(text: str) -> tuple[int, int, int]:
+    """``--graphs train,val,test``: three positive counts (one check for every verb)."""
+    counts = _ints(text, "--graphs")
+    require(
+        len(counts) == 3 and min(counts) > 0,
+        f"--graphs {text!r} needs three positive counts (train, val, test)",
+        "e.g. --graphs 500,100,100",
+    )
+    return counts
+
+
 @command(app, "energy", epilog=f"JSON results: {ENERGY_KEYS}.")
 def energy(
     graph: Annotated[
@@ -160,10 +171,7 @@ def transfer(
     from iclr25.core.ph_dgn.transfer import TransferConfig, headline, summarise, tasks
     from iclr25.parallel import run_tasks
 
-    counts = _ints(graphs, "--graphs")
-    require(
-        len(counts) == 3, f"--graphs {graphs!r} needs three counts", "e.g. --graphs 500,100,100"
-    )
+    counts = _graph_counts(graphs)
     sizes = QUICK if quick else {"distances": _ints(distances, "--distances"), "graphs": counts}
     names = tuple(m.strip() for m in models.split(",") if m.strip())
     cfg = TransferConfig(
@@ -252,8 +260,7 @@ def generate(
         f"use transfer or one of: {', '.join(TASKS)}",
     )
     require(variant in VARIANTS, f"unknown --variant {variant!r}", "use copy or official")
-    counts = _ints(graphs, "--graphs")
-    require(len(counts) == 3 and min(counts) > 0, f"--graphs {graphs!r}", "e.g. 500,100,100")
+    counts = _graph_counts(graphs)
     files = []
     for split, arrays in zip(("train", "val", "test"), _splits(task, variant, topology,
                              distance, counts, run.seed), strict=True):  # fmt: skip
@@ -319,7 +326,7 @@ def property_(
     from iclr25.core.ph_dgn.property import PropertyConfig, summarise, tasks
     from iclr25.parallel import run_tasks
 
-    counts = _ints(graphs, "--graphs")
+    counts = _graph_counts(graphs)
     names = tuple(m.strip() for m in models.split(",") if m.strip())
     cfg = PropertyConfig(task, names, width, depth, eps, lr, epochs, counts, seeds)
     task_list = tasks(cfg, run.seed)

@@ -77,3 +77,11 @@ def test_property_reports_log10_mse_per_model_and_the_mean_predictor(cli):
     assert set(res["log10_mse"]) == {"phdgn-c", "gcn"} and res["level"] == "node"
     cell = res["log10_mse"]["gcn"]
     assert len(cell["per_seed"]) == 2 and cell["ci95"][0] <= cell["mean"] <= cell["ci95"][1]
+
+
+@pytest.mark.parametrize("verb", ["property", "transfer", "generate"])
+def test_graph_counts_are_checked_alike_by_every_verb(cli, tmp_path, verb):
+    result = cli("ph-dgn", verb, "--graphs", "8,4", "--out", tmp_path / "o")
+    assert result.returncode == 2, result
+    assert "--graphs '8,4' needs three positive counts" in result.stderr
+    assert not (tmp_path / "o").exists()
