@@ -79,6 +79,14 @@ def is_follower(environ: dict | None = None) -> bool:
     return launched(env) and int(env["RANK"]) > 0
 
 
+def refuse_launch(script: str, why: str, environ: dict | None = None) -> str | None:
+    """For a script that cannot train data-parallel: the one-line error to print (and
+    exit 2) when started by torchrun with more than one process, else None."""
+    if not launched(environ):
+        return None
+    return f"Error: {script} does not run data-parallel ({why}) — run it without torchrun"
+
+
 def context_from_env(device_kind: str, environ: dict | None = None) -> Context:
     """This process's :class:`Context` from the launcher's variables (not joined yet)."""
     env = os.environ if environ is None else environ

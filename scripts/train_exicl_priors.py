@@ -10,6 +10,14 @@ ratio of reward-guided paths (rounded, gaps filled) to the unconstrained shortes
 (target ≤ 1.15). Writes ``iclr25/data/exicl/<layout>_prior.safetensors`` and
 ``iclr25/data/exicl/priors.json`` (figures, sha256, seconds). With --check it writes
 nothing and compares a fresh training with the shipped weights.
+
+Under ``torchrun --nproc-per-node N scripts/train_exicl_priors.py`` the training runs
+data-parallel (gloo, :mod:`iclr25.distributed_torch`): every process draws the same global
+batch of ``PriorConfig.batch`` trajectories from the same generator and computes the
+loss on its rows, so the update and the logged loss are the one-process ones (to float32
+summation order); rank 0 alone evaluates, prints and writes. ``--train-steps``,
+``--trajectories``, ``--out-dir`` and ``--loss-log`` (every step's batch loss, JSON) exist
+for tests and trial runs; the shipped priors use the defaults.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import hashlib
 import json
 import sys
 import time
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -47,13 +57,20 @@ def guided_ratio(prior, seed: int, layout: str) -> float:
     return float(np.median(np.asarray(lengths) / shortest))
 
 
-def train(layout: str):
+def train(layout: str, config: PriorConfig, group, losses: list[float]):
+    """Train one layout's prior (under torchrun: this rank's part; rank 0 evaluates)."""
+    from iclr25.distributed_torch import DataParallel
+
     lay = make_layout(layout, 0)
     problem = Problem(lay.spec, lay.demos, None, lay.regions, layout)
+    parallel = DataParallel(group, config.batch) if group.active else None
     t0 = time.perf_counter()
-    prior, report = fit_prior(problem, PriorConfig(), seed=0)
+    prior, report = fit_prior(problem, config, 0, None, None, parallel, losses.append)
     report["train_s"] = time.perf_counter() - t0
-    report["guided_over_shortest"] = guided_ratio(prior, 0, layout)
+    if group.is_main:
+        report["guided_over_shortest"] = guided_ratio(prior, 0, layout)
+    if group.active:
+        report["distributed"] = group.as_dict()
     return prior, lay.spec, report
 
 
@@ -61,13 +78,33 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the shipped weights")
     parser.add_argument("--only", choices=LAYOUTS, help="one layout family")
+    parser.add_argument("--train-steps", type=int, help="optimiser steps (default: PriorConfig)")
+    parser.add_argument("--trajectories", type=int, help="nominal trajectories (default: ditto)")
+    parser.add_argument("--out-dir", type=Path, help="write here instead of the package data")
+    parser.add_argument("--loss-log", type=Path, help="every step's batch loss as JSON")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # bit-for-bit reproducible reductions
-    summary_path = package_file("iclr25.data", "exicl", "priors.json")
-    worst = 0.0
+    from iclr25.distributed_torch import process_group
+
+    with process_group("cpu") as group:
+        return run(args, group)
+
+
+def run(args, group) -> int:
+    config = PriorConfig()
+    if args.train_steps is not None:
+        config = replace(config, train_steps=args.train_steps)
+    if args.trajectories is not None:
+        config = replace(config, trajectories=args.trajectories)
+    out_dir = args.out_dir or package_file("iclr25.data", "exicl")
+    summary_path = out_dir / "priors.json"
+    worst, losses = 0.0, {}
     for layout in [args.only] if args.only else LAYOUTS:
-        prior, spec, report = train(layout)
-        path = package_file("iclr25.data", "exicl", f"{layout}_prior.safetensors")
+        losses[layout] = []
+        prior, spec, report = train(layout, config, group, losses[layout])
+        if not group.is_main:
+            continue
+        path = out_dir / f"{layout}_prior.safetensors"
         print(layout, {k: v for k, v in report.items() if k not in ("loss_curve", "config")})
         if args.check:
             shipped = load_prior(path, spec).model.state_dict()
@@ -84,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         atomic.write_json(summary_path, summary)
         print(f"wrote {path}")
+    if not group.is_main:
+        return 0
+    if args.loss_log is not None:
+        atomic.write_json(args.loss_log, {"losses": losses})
     if args.check:
         print(f"largest weight difference from the shipped files: {worst:.3e}")
         return 0 if worst < 1e-4 else 1

@@ -66,11 +66,19 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DATA / "pendulum_sac_expert.safetensors")
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from iclr25.distributed_torch import refuse_launch
+
+    refusal = refuse_launch(
+        "train_pn_gail_expert.py", "SB3's SAC is one process, one environment stream"
+    )
+    if refusal:  # every rank would repeat the whole run and race on --out
+        print(refusal, file=sys.stderr)
+        return 2
 
     import numpy as np
     from safetensors.numpy import save_file
 
-    sys.path.insert(0, str(ROOT))
     from iclr25.core.pn_gail import pendulum
     from iclr25.core.pn_gail.expert import load_expert, sha256_of
 

@@ -60,3 +60,41 @@ def test_digit_classifier_script_two_processes_follow_one(tmp_path):
     saved = load_file(str(out))
     for name, weight in model.state_dict().items():
         assert_close(saved[name], weight, rtol=0, atol=1e-5, what=name)
+
+
+@pytest.mark.slow  # two torch processes and a launcher, twice the training of a tiny prior
+def test_exicl_prior_script_two_processes_follow_one(tmp_path):
+    """``scripts/train_exicl_priors.py`` at a tiny size (40 steps of the global batch of
+    128 trajectories) under torchrun: each step's loss and the written weights equal one
+    process's, computed here by the same core function (same tolerance and reasoning as
+    the digit classifier's)."""
+    import torch
+    from safetensors.torch import load_file
+
+    from iclr25.core.exicl.layouts import make_layout
+    from iclr25.core.exicl.pipeline import Problem, fit_prior
+    from iclr25.core.exicl.prior import PriorConfig
+    from iclr25.threads import small_problem_threads
+
+    log = tmp_path / "losses.json"
+    script = str(REPO / "scripts" / "train_exicl_priors.py")
+    size = ["--train-steps", "40", "--trajectories", "300"]
+    two = _run(*TORCHRUN, script, "--only", "wall", *size, "--out-dir", str(tmp_path),
+               "--loss-log", str(log))  # fmt: skip
+    assert two.returncode == 0, two.stderr[-3000:]
+    assert two.stdout.count("wrote ") == 1  # rank 1 wrote and printed nothing
+
+    one: list[float] = []
+    lay = make_layout("wall", 0)
+    problem = Problem(lay.spec, lay.demos, None, lay.regions, "wall")
+    config = PriorConfig(train_steps=40, trajectories=300)
+    with torch.random.fork_rng(devices=[]), small_problem_threads():
+        prior, _ = fit_prior(problem, config, 0, on_loss=one.append)
+    losses = json.loads(log.read_text())["losses"]["wall"]
+    assert len(losses) == len(one) == 40
+    assert_close(losses, one, rtol=1e-5, atol=0, what="2 processes vs 1")
+    saved = load_file(str(tmp_path / "wall_prior.safetensors"))
+    for name, weight in prior.model.state_dict().items():
+        assert_close(saved[name], weight, rtol=0, atol=1e-5, what=name)
+    summary = json.loads((tmp_path / "priors.json").read_text())
+    assert summary["wall"]["distributed"] == {"world_size": 2, "backend": "gloo"}

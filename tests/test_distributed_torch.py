@@ -33,6 +33,7 @@ from iclr25.distributed_torch import (
     from_main,
     is_follower,
     launched,
+    refuse_launch,
     shard_bounds,
 )
 from iclr25.errors import UsageError
@@ -68,6 +69,30 @@ def test_the_launcher_environment_is_read_not_guessed():
     assert context_from_env("cpu", {}) == Context()
     with pytest.raises(UsageError, match="outside WORLD_SIZE"):
         context_from_env("cpu", {**LAUNCH, "RANK": "2"})
+
+
+LAUNCHED = {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+
+
+def test_a_one_process_script_refuses_a_launch_and_runs_without_one():
+    assert refuse_launch("x.py", "why", {}) is None
+    assert refuse_launch("x.py", "why", {**LAUNCHED, "WORLD_SIZE": "1"}) is None
+    line = refuse_launch("x.py", "one stream", LAUNCHED)
+    assert line.startswith("Error: x.py does not run data-parallel (one stream)")
+    assert "without torchrun" in line
+
+
+def test_the_pn_gail_expert_script_refuses_torchrun_before_training(tmp_path):
+    """SB3's SAC cannot train data-parallel: under a launcher every rank would repeat the
+    run and race on --out. The script says so (exit 2) and writes nothing."""
+    out = tmp_path / "expert.safetensors"
+    env = {**os.environ, **LAUNCHED, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    script = Path(__file__).resolve().parents[1] / "scripts" / "train_pn_gail_expert.py"
+    done = subprocess.run([sys.executable, str(script), "--out", str(out)], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "does not run data-parallel" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
 
 
 def test_a_batch_smaller_than_the_group_is_refused():

@@ -51,15 +51,17 @@ def check_inputs(problem: Problem, horizon: int, tolerance: float) -> bool:
 # Prior
 # ---------------------------------------------------------------------------------------
 def fit_prior(problem: Problem, config: PriorConfig, seed: int, nominal: np.ndarray | None = None,
-              on_step=None) -> tuple[Prior, dict]:  # fmt: skip
+              on_step=None, parallel=None, on_loss=None) -> tuple[Prior, dict]:  # fmt: skip
     """Train p_θ on ``nominal`` (N, H, 2) or on generated nominal data; returns the prior
-    and its report (``final_loss``, ``legal_move_rate`` of 256 unguided samples)."""
+    and its report (``final_loss``, ``legal_move_rate`` of 256 unguided samples).
+    ``parallel``, ``on_loss``: as :func:`train_prior` (under torchrun every rank trains;
+    call this on every rank, then let rank 0 alone use the result)."""
     regions = problem.regions or regions_from_demos(problem.spec, problem.demos)
     if nominal is None:
         nominal = nominal_trajectories(
             problem.spec, regions, config.trajectories, config.horizon, seed
         )
-    prior, curve = train_prior(nominal, problem.spec, config, seed, on_step)
+    prior, curve = train_prior(nominal, problem.spec, config, seed, on_step, parallel, on_loss)
     rng = np.random.default_rng(seed + 1)
     pick = rng.integers(0, len(nominal), 256)
     unguided = sample(prior, nominal[pick, 0], nominal[pick, -1], seed + 2)

@@ -132,10 +132,16 @@ class Prior:
         return x
 
 
-def train_prior(trajectories: np.ndarray, spec, config: PriorConfig, seed: int,
-                on_step=None) -> tuple[Prior, list[float]]:  # fmt: skip
+def train_prior(trajectories: np.ndarray, spec, config: PriorConfig, seed: int, on_step=None,
+                parallel=None, on_loss=None) -> tuple[Prior, list[float]]:  # fmt: skip
     """Fit ε_θ on ``trajectories`` (N, H, 2) in grid coordinates; returns the prior and the
-    loss curve (mean per 100 steps). Deterministic for a seed on one thread."""
+    loss curve (mean per 100 steps). Deterministic for a seed on one thread.
+
+    ``parallel``: a :class:`iclr25.distributed_torch.DataParallel` under torchrun. Every
+    rank draws the whole global batch (``config.batch``) from the same generator and
+    computes the loss on its own rows (every row has the same number of terms, so the
+    default share weighting is exact); the recorded loss is the whole batch's mean, so the
+    curve is the one-process curve. ``on_loss(value)`` receives each step's batch loss."""
     import torch
 
     torch.manual_seed(seed)
@@ -145,6 +151,18 @@ def train_prior(trajectories: np.ndarray, spec, config: PriorConfig, seed: int,
         config.horizon, config.width, config.layers, config.steps, config.schedule
     )
     data = torch.as_tensor(to_unit(trajectories, spec.width, spec.height), dtype=torch.float32)
+    net = None
+    if parallel is not None:  # DDP calls forward (ε); training needs τ̂^0: wrap x0
+
+        class _X0(torch.nn.Module):
+            def __init__(self, inner) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x, i):
+                return self.inner.x0(x, i)
+
+        net = parallel.attach(_X0(model)).module
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.train_steps, config.lr * 0.05)
     curve, window = [], []
@@ -155,12 +173,21 @@ def train_prior(trajectories: np.ndarray, spec, config: PriorConfig, seed: int,
         noise = torch.randn(x0.shape, generator=g)
         x_t = ddpm.q_sample(x0, i, noise)
         x_t[:, 0], x_t[:, -1] = x0[:, 0], x0[:, -1]
-        loss = ((model.x0(x_t, i) - x0)[:, 1:-1] ** 2).mean()
+        if parallel is None:
+            loss = ((model.x0(x_t, i) - x0)[:, 1:-1] ** 2).mean()
+            share, value = loss, float(loss.detach())
+        else:  # this rank's rows of the global batch (module docstring of distributed_torch)
+            rows = parallel.rows(config.batch)
+            x_t, i, x0 = x_t[rows], i[rows], x0[rows]
+            loss = ((net(x_t, i) - x0)[:, 1:-1] ** 2).mean()
+            share, value = parallel.scale(loss), parallel.mean(loss)
         opt.zero_grad()
-        loss.backward()
+        share.backward()
         opt.step()
         sched.step()
-        window.append(float(loss.detach()))
+        window.append(value)
+        if on_loss is not None:
+            on_loss(value)
         if len(window) == 100 or step == config.train_steps - 1:
             curve.append(float(np.mean(window)))
             window = []
