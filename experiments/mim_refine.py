@@ -2,11 +2,12 @@
 
 ``mim-refine-profile``: the per-block probe of the bundled MAE on the built-in textures
 (3000 train, 1000 test; k-NN and logistic probe per block). ``mim-refine-experiment-quick``:
-the headline experiment's ``--quick`` smoke run (2 seeds, 40 steps per arm) — quoted as a
-smoke run, never as evidence. ``mim-refine-experiment`` is the full headline run (3
-seeds, 100 + 900 steps per arm at batch 64 on 5000 images: 12.8 epochs, two workers); it
-needs about 2 h of a quiet 2-core machine and has not been run yet, so no result file
-exists and the docs quote none.
+the headline experiment's ``--quick`` smoke run (2 seeds, 40 steps per arm), never
+evidence and not quoted by the docs. ``mim-refine-experiment`` is the headline run at the
+issue's size (3 seeds, 100 + 900 steps per arm at batch 64 on 5000 images: 12.8 epochs,
+two workers; ≈ 45 CPU-minutes): not run yet. The headline figures the docs quote come
+from ``scripts/mim_refine_experiment.py`` (the same command at a smaller training set,
+10 epochs per arm) → ``benchmarks/results/mim-refine.json``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ Deterministic: one torch thread, seed 0, the built-in ``textures`` train split (
 images, seed 0 of :func:`iclr25.core.mim_refine.textures.textures_splits`). Writes
 ``mae_textures/`` (timm ``save_for_hf``: config.json + model.safetensors, the encoder),
 ``mae_decoder.safetensors`` (decoder, for the ``mae_continued`` control) and
-``train_log.json`` (schedule, loss curve, wall time, sha256 of every file).
+``train_log.json`` (schedule, loss curve, wall time, sha256 of every file, and the
+provenance of the run: command line, commit, date, machine, versions; docs/mim-refine.md
+renders its figures from this file).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import sys  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -52,6 +56,10 @@ def main() -> None:
 
     import timm.models
     from safetensors.torch import save_file
+
+    from iclr25.provenance import provenance
+
+    run_provenance = provenance(["python", *sys.argv], [0])  # at the start: the commit run
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -107,6 +115,7 @@ def main() -> None:
         "loss_first_last": [losses[0], losses[-1]],
         "loss_every_50": losses[::50],
         "sha256": {str(p.relative_to(args.out)): sha256(p) for p in files},
+        "provenance": run_provenance,
     }
     (args.out / "train_log.json").write_text(json.dumps(log, indent=2) + "\n")
     print(json.dumps({k: log[k] for k in ("train_wall_s", "loss_first_last", "sha256")}))

@@ -114,7 +114,7 @@ def profile(
     check_knn_args(k, tau, int(0.8 * len(y_tr)))  # the validation bank is 80 % of train
     with run.timer("extract_s"):
         f_tr, f_te = extract_blocks(enc, x_tr, pooling), extract_blocks(enc, x_te, pooling)
-    cfg = ProfileConfig(pooling, k, tau, probe, run.seed)
+    cfg = ProfileConfig(pooling, k, tau, probe, run.seed, device=run.device.kind)
     with run.timer("knn_s"):
         results = profile_features(f_tr, y_tr, f_te, y_te, cfg)
     results["model"] = enc.describe()
@@ -169,7 +169,7 @@ def knn(
     with run.timer("knn_s"):
         acc = knn_accuracy(
             bank["features"], bank["labels"], queries["features"], queries["labels"],
-            KnnConfig(k, tau),
+            KnnConfig(k, tau, device=run.device.kind),
         )  # fmt: skip
     results = {"accuracy": acc, "n_train": len(bank["labels"]), "n_test": len(queries["labels"])}
     run.finish({**results, "k": k, "tau": tau})

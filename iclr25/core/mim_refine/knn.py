@@ -5,7 +5,8 @@ For a bank (train features F, labels y) and queries G:
 1. standardise both with the bank's per-dimension mean μ and unbiased std σ:
    ``x ← (x − μ) / (σ + 1e-6)``;
 2. L2-normalise every row;
-3. cosine top-k of each query in the bank (:func:`topk_cosine_cpu`);
+3. cosine top-k of each query in the bank (:func:`topk_cosine_cpu`; with
+   ``device="cuda"`` and CuPy, the ``topk_cosine`` kernel, :func:`search`);
 4. class score ``Σ_{j ∈ top-k, y_j = c} exp(s_j / τ)``; prediction = arg-max, ties to the
    smaller class id (k = 10, τ = 0.07 by default).
 
@@ -28,6 +29,7 @@ class KnnConfig:
     k: int = 10  # the repository's training-time callback uses 10
     tau: float = 0.07  # vote temperature exp(s / τ)
     chunk: int = 2048  # queries per similarity block (memory: chunk × bank floats)
+    device: str = "cpu"  # "cuda": the CuPy topk_cosine kernel when CuPy sees a device
 
 
 def check_knn_args(k: int, tau: float, bank_size: int) -> None:
@@ -70,6 +72,19 @@ def topk_cosine_cpu(bank, queries, k: int, chunk: int = 2048):
     return sims.numpy(), index.numpy()
 
 
+def search(bank_u, query_u, k: int, cfg: KnnConfig):
+    """Step 3 where ``cfg.device`` says: the CuPy ``topk_cosine`` kernel on CUDA (k ≤ 32,
+    CuPy present), else :func:`topk_cosine_cpu`. Both return (sims, index) as numpy."""
+    if cfg.device == "cuda":
+        from iclr25.gpu import get_cupy
+        from iclr25.gpu.kernels.topk_cosine import MAX_K, topk_cosine_cuda
+
+        if get_cupy() is not None and k <= MAX_K:
+            sims, index = topk_cosine_cuda(query_u, bank_u, k)  # CuPy (Q, k)
+            return sims.get(), index.get().astype(np.int64)
+    return topk_cosine_cpu(bank_u, query_u, k, cfg.chunk)
+
+
 def vote(sims: np.ndarray, neighbour_labels: np.ndarray, n_classes: int, tau: float):
     """Step 4: (Q, k) similarities and labels → predicted class per query (ties → smaller)."""
     weights = np.exp(sims.astype(np.float64) / tau)  # (Q, k)
@@ -83,7 +98,7 @@ def knn_predict(bank, bank_labels, queries, cfg: KnnConfig = KnnConfig()) -> np.
     bank_labels = np.asarray(bank_labels, dtype=np.int64)
     check_knn_args(cfg.k, cfg.tau, len(bank_labels))
     bank_u, query_u = standardise(bank, queries)
-    sims, index = topk_cosine_cpu(bank_u, query_u, cfg.k, cfg.chunk)
+    sims, index = search(bank_u, query_u, cfg.k, cfg)
     return vote(sims, bank_labels[index], int(bank_labels.max()) + 1, cfg.tau)
 
 

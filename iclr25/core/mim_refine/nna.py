@@ -56,32 +56,49 @@ class NNAHead(nn.Module):
         return F.normalize(proj.detach(), dim=1), F.normalize(pred, dim=1)
 
 
-class FifoQueue:
-    """Q: ``size`` unit projections with the image index of each (−1 = empty)."""
+def top_candidates(sims: torch.Tensor, topk: int) -> torch.Tensor:
+    """(B, topk) column indices of the ``topk`` largest entries of each row of ``sims``.
 
-    def __init__(self, size: int, dim: int) -> None:
-        self.entries = torch.zeros(size, dim)
-        self.ids = torch.full((size,), -1, dtype=torch.int64)
+    CPU (and CUDA without CuPy, or topk > 32): ``torch.topk``. CUDA with CuPy: the
+    ``topk_cosine`` selection kernel reads the torch tensor in place through DLPack
+    (:func:`iclr25.gpu.kernels.topk_cosine.topk_rows_cuda`; ties → smaller index)."""
+    if sims.is_cuda:
+        from iclr25.gpu import get_cupy
+        from iclr25.gpu.kernels.topk_cosine import MAX_K, topk_rows_cuda
+
+        if get_cupy() is not None and topk <= MAX_K:
+            _, idx = topk_rows_cuda(sims.detach().float().contiguous(), topk)
+            return torch.from_dlpack(idx).long()  # (B, topk), on the same device
+    return torch.topk(sims, topk, dim=1).indices
+
+
+class FifoQueue:
+    """Q: ``size`` unit projections with the image index of each (−1 = empty), kept on
+    ``device`` (the look-up runs where the queue lives)."""
+
+    def __init__(self, size: int, dim: int, device: str | torch.device = "cpu") -> None:
+        self.entries = torch.zeros(size, dim, device=device)
+        self.ids = torch.full((size,), -1, dtype=torch.int64, device=device)
         self.ptr = 0
         self.filled = 0
 
     def push(self, z: torch.Tensor, ids: torch.Tensor) -> None:
         """Write rows FIFO, wrapping around the end."""
         n, size = len(z), len(self.entries)
-        slots = (self.ptr + torch.arange(n)) % size
-        self.entries[slots] = z.detach().float()
-        self.ids[slots] = ids
+        slots = (self.ptr + torch.arange(n, device=self.entries.device)) % size
+        self.entries[slots] = z.detach().float().to(self.entries.device)
+        self.ids[slots] = ids.to(self.ids.device)
         self.ptr = int((self.ptr + n) % size)
         self.filled = min(size, self.filled + n)
 
     def neighbours(self, z: torch.Tensor, ids: torch.Tensor, topk: int, gen: torch.Generator):
         """NN(z_i, Q): one of the top-k entries (same image masked), uniformly at random."""
         sims = z @ self.entries.T  # (B, size)
-        same = ids[:, None] == self.ids[None, :]
+        same = ids.to(self.ids.device)[:, None] == self.ids[None, :]
         sims = sims.masked_fill(same | (self.ids[None, :] < 0), -1.0)
-        top = torch.topk(sims, topk, dim=1).indices  # (B, topk)
-        pick = torch.randint(0, topk, (len(z),), generator=gen)
-        return self.entries[top[torch.arange(len(z)), pick]]  # (B, out)
+        top = top_candidates(sims, topk)  # (B, topk)
+        pick = torch.randint(0, topk, (len(z),), generator=gen).to(top.device)
+        return self.entries[top[torch.arange(len(z), device=top.device), pick]]  # (B, out)
 
 
 def nna_logits(z: torch.Tensor, nn_z: torch.Tensor, p: torch.Tensor, tau: float, objective: str):

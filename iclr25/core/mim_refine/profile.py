@@ -34,6 +34,7 @@ class ProfileConfig:
     tau: float = 0.07
     probe: bool = False
     seed: int = 0
+    device: str = "cpu"  # k-NN search: "cuda" uses the CuPy topk_cosine kernel
 
 
 def logistic_probe(train_x, train_y, test_x, test_y, seed: int = 0) -> float:
@@ -70,7 +71,7 @@ def verdict(peak: int, last: int, best_acc: float, chance: float, diff: dict) ->
 def profile_features(train_f, train_y, test_f, test_y, cfg: ProfileConfig) -> dict:
     """Steps 2–5 on precomputed features (L, N, D); blocks are reported 1-based."""
     depth = len(train_f)
-    knn = KnnConfig(cfg.k, cfg.tau)
+    knn = KnnConfig(cfg.k, cfg.tau, device=cfg.device)
     fit_idx, val_idx = stratified_split(train_y, 0.2, cfg.seed)
     val_acc = [
         float(

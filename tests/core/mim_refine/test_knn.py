@@ -94,3 +94,35 @@ def test_bad_k_tau_and_feature_files_are_rejected():
         check_feature_pair(good, {"features": np.ones((2, 3)), "labels": np.array([0, 1])})
     with pytest.raises(InputError, match="NaN"):
         check_feature_pair(good, {"features": np.array([[np.nan, 0.0]]), "labels": np.array([0])})
+
+
+def test_device_cpu_and_a_cuda_request_without_cupy_take_the_cpu_search():
+    """``device="cuda"`` falls back to the CPU search where CuPy sees no device: same
+    predictions (on a CPU machine this compares the fallback with the CPU path)."""
+    from iclr25.gpu import get_cupy
+
+    rng = np.random.default_rng(3)
+    bank, queries = rng.normal(size=(300, 12)), rng.normal(size=(50, 12))
+    labels = rng.integers(0, 5, 300)
+    cpu = knn_predict(bank, labels, queries, KnnConfig(k=7))
+    asked = knn_predict(bank, labels, queries, KnnConfig(k=7, device="cuda"))
+    if get_cupy() is None:
+        assert (asked == cpu).all()
+
+
+@pytest.mark.gpu
+def test_cuda_kernel_search_matches_the_cpu_protocol():
+    from iclr25.core.mim_refine.knn import search
+
+    rng = np.random.default_rng(4)
+    bank, queries = rng.normal(size=(5000, 48)), rng.normal(size=(700, 48))
+    labels = rng.integers(0, 10, 5000)
+    bank_u, query_u = standardise(bank, queries)
+    for k in (1, 10, 32):
+        sims_g, idx_g = search(bank_u, query_u, k, KnnConfig(k=k, device="cuda"))
+        sims_c, idx_c = topk_cosine_cpu(bank_u, query_u, k)
+        assert idx_g.dtype == np.int64 and (idx_g == idx_c).mean() > 0.999
+        assert_close(sims_g, sims_c, atol=1e-5)
+        gpu = knn_predict(bank, labels, queries, KnnConfig(k=k, device="cuda"))
+        cpu = knn_predict(bank, labels, queries, KnnConfig(k=k))
+        assert (gpu == cpu).mean() > 0.999

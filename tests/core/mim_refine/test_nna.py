@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 from iclr25.core.mim_refine.encoder import BlockTaps, Encoder
-from iclr25.core.mim_refine.nna import FifoQueue, nna_logits, nna_loss
+from iclr25.core.mim_refine.nna import FifoQueue, nna_logits, nna_loss, top_candidates
 from iclr25.core.mim_refine.refine import (
     RefineConfig,
     check_refine_config,
@@ -71,6 +72,51 @@ def test_fifo_queue_wraps_and_never_returns_the_same_image():
     for seed in range(5):
         got = queue.neighbours(z, torch.arange(4), topk=3, gen=torch.Generator().manual_seed(seed))
         assert ((got @ z.T).diagonal() < 1 - 1e-6).all()
+
+
+def _masked_queue_sims(seed=0, batch=37, size=300, dim=16):
+    """A filled queue, a batch of anchors (some of whose images are in the queue) and the
+    masked similarity matrix of the look-up (float32, distinct values)."""
+    z = unit(batch, dim, seed=seed)
+    queue = FifoQueue(size, dim)
+    queue.push(unit(size, dim, seed=seed + 1), torch.arange(size) % 250)  # ids repeat
+    ids = torch.arange(batch) * 7  # several anchors share an image with queue entries
+    sims = (z @ queue.entries.T).masked_fill(ids[:, None] == queue.ids[None, :], -1.0)
+    return z, ids, queue, sims
+
+
+def _reference_candidates(sims: torch.Tensor, topk: int) -> np.ndarray:
+    """Stable sort by (−score, index) in float64, the kernel's order."""
+    s = sims.double().numpy()
+    order = np.lexsort((np.broadcast_to(np.arange(s.shape[1]), s.shape), -s), axis=-1)
+    return order[:, :topk]
+
+
+def test_top_candidates_cpu_is_torch_topk_and_matches_the_reference():
+    _, _, _, sims = _masked_queue_sims()
+    for topk in (1, 5, 20, 40):
+        got = top_candidates(sims, topk)
+        assert torch.equal(got, torch.topk(sims, topk, dim=1).indices)  # CPU path unchanged
+        assert (np.sort(got.numpy(), 1) == np.sort(_reference_candidates(sims, topk), 1)).all()
+
+
+@pytest.mark.gpu
+def test_queue_lookup_on_cuda_uses_the_kernel_and_matches_the_reference():
+    from iclr25.gpu import get_cupy
+
+    assert get_cupy() is not None  # the kernel path, not the torch.topk fallback
+    z, ids, queue, sims = _masked_queue_sims(seed=3)
+    for topk in (1, 7, 20, 32):
+        got = top_candidates(sims.cuda(), topk)
+        assert got.is_cuda and got.dtype == torch.int64
+        assert (got.cpu().numpy() == _reference_candidates(sims, topk)).all()  # ordered
+    # the whole look-up: a queue on the device picks the same entries as the CPU queue
+    cuda_queue = FifoQueue(len(queue.entries), queue.entries.shape[1], device="cuda")
+    cuda_queue.push(queue.entries.cuda(), queue.ids)
+    for seed in range(3):
+        cpu = queue.neighbours(z, ids, 20, torch.Generator().manual_seed(seed))
+        gpu = cuda_queue.neighbours(z.cuda(), ids, 20, torch.Generator().manual_seed(seed))
+        assert_close(gpu.cpu(), cpu, atol=1e-6)
 
 
 def tiny_encoder(depth=4, dim=16):

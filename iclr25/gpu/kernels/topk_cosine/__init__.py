@@ -95,6 +95,33 @@ def topk_cosine_cuda(queries, refs, k: int):
     return run_vals, run_idx
 
 
+def topk_rows_cuda(scores, k: int):
+    """Top-k of each row of a CUDA score matrix ``scores`` (q, n), best first, ties to the
+    smaller column: the ``topk_rows_merge_f32`` kernel on one block, no GEMM.
+
+    ``scores`` is any DLPack producer on the device (a torch CUDA tensor is read in place,
+    no copy, through ``cupy.from_dlpack``); 1 <= k <= MAX_K. Returns CuPy arrays
+    (values float32 (q, k'), column indices int32 (q, k')), k' = min(k, n). Used by the
+    NNA queue look-up of ``mim-refine`` (scores already masked by the caller)."""
+    from iclr25.gpu import get_cupy
+
+    cp = get_cupy()
+    if cp is None:
+        raise RuntimeError("topk_rows_cuda needs CuPy and a CUDA device")
+    if not 1 <= int(k) <= MAX_K:
+        raise ValueError(f"k must be in 1..{MAX_K}, got {k}")
+    s = cp.ascontiguousarray(cp.from_dlpack(scores), dtype=cp.float32)  # (q, n)
+    if s.ndim != 2:
+        raise ValueError(f"scores must be 2-D, got shape {s.shape}")
+    q, n = s.shape
+    k_eff = min(int(k), n)
+    run_vals = cp.full((q, k_eff), -cp.inf, dtype=cp.float32)
+    run_idx = cp.full((q, k_eff), -1, dtype=cp.int32)
+    if q and k_eff:
+        _select_block(cp, s, k_eff, 0, run_vals, run_idx)
+    return run_vals, run_idx
+
+
 def topk_cosine_torch(queries, refs, k: int):
     """The same blocked search with torch on CUDA (when CuPy is not installed)."""
     import torch
@@ -175,6 +202,7 @@ __all__ = [
     "topk_cosine",
     "topk_cosine_cuda",
     "topk_cosine_torch",
+    "topk_rows_cuda",
     "topk_cosine_cpu",
     "topk_cosine_reference",
     "hot_path_cases",
