@@ -39,7 +39,9 @@ NoiseOpt = Annotated[
 SensorsOpt = Annotated[
     str,
     typer.Option(
-        "--sensors", help="full (64 uniform interior points) or subdomain:A,B (64 points in (A,B))."
+        "--sensors",
+        help="full (64 uniform interior points), subdomain:A,B (64 points in (A,B)) or a CSV "
+        "file of sensor positions (header x, one row per sensor).",
     ),
 ]
 DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension (only 1 is built so far).")]
@@ -52,14 +54,25 @@ def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, 
 
     if dim != 1:
         raise UsageError(f"--dim {dim} is not built yet", "use --dim 1 (2-D is planned)")
-    return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors)
+    points = None
+    if sensors != "full" and not sensors.startswith("subdomain:"):
+        from iclr25.core.pi_dion.measurements import read_sensors
+
+        points = tuple(float(v) for v in read_sensors(Path(sensors), dim))
+        sensors = f"file:{Path(sensors).name}"
+    return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
+                   n_sensors=len(points) if points else 64, points=points)  # fmt: skip
 
 
 def _warn_partial(run: Run, p) -> None:
-    if p.sensors != "full":
+    from iclr25.core.pi_dion.measurements import identifiable_fraction
+    from iclr25.core.pi_dion.problem import sensor_points
+
+    share = identifiable_fraction(sensor_points(p))
+    if share < 1:
         run.warn(
-            f"sensors {p.sensors} cover part of Ω only: f outside the sensors' hull is not "
-            "determined by the data (identifiable_fraction < 1)"
+            f"sensors {p.sensors} cover {share:.3f} of Ω only: f outside the sensors' hull is "
+            "not determined by the data (identifiable_fraction < 1)"
         )
 
 
@@ -155,7 +168,8 @@ def train_command(
 
 SOLVE_KEYS = (
     "method, grid, f, u (a row per instance), instances, sensors, identifiable_fraction, "
-    "residual_rel, misfit_rel (per instance), noise_std, model"
+    "residual_rel, misfit_rel (per instance), noise_std, model; tikhonov also alpha_rule "
+    "(discrepancy or gcv), log10_alpha, noise_std_estimate (gcv, per instance)"
 )
 
 
@@ -178,7 +192,8 @@ def solve_command(
         float | None,
         typer.Option(
             "--noise-std",
-            help="Noise σ for tikhonov/bayes (default: --noise × RMS(u) under the prior).",
+            help="Noise σ. tikhonov: α by the discrepancy principle (absent: by GCV, σ "
+            "estimated); bayes: absent means --noise × RMS(u) under the prior.",
         ),
     ] = None,  # fmt: skip
     grid: Annotated[int, typer.Option("--grid", help="Output points on [0, 1].")] = 129,
@@ -295,6 +310,10 @@ def noise_command(
     n_train: Annotated[int, typer.Option("--n-train", help="Unlabelled instances.")] = 1000,
     n_test: Annotated[int, typer.Option("--n-test", help="Held-out instances.")] = 500,
     steps: StepsOpt = 4000,
+    batch: Annotated[int, typer.Option("--batch", help="Instances per Adam step.")] = 100,
+    lbfgs_steps: Annotated[
+        int, typer.Option("--lbfgs-steps", help="Then full-batch L-BFGS iterations.")
+    ] = 0,
     quick: Annotated[
         bool, typer.Option("--quick", help="200 train / 100 test, 300 steps.")
     ] = False,
@@ -313,7 +332,9 @@ def noise_command(
 
     p = _problem(pde, 1, k, kappa, nu, ell, 0.01, "full")
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
-    cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, train.TrainConfig(steps=steps))
+    recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps)
+    train.check(recipe)
+    cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, recipe)
     if quick:
         cfg = replace(noise.QUICK, problem=p, methods=names)
     noise.check(cfg)

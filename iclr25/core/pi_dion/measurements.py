@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr25.core.pi_dion.problem import MIN_SENSORS
+from iclr25.core.pi_dion.problem import SENSOR_CHOICES, check_sensors
 from iclr25.errors import InputError
 
-DUPLICATE_TOL = 1e-12  # sensors closer than this are the same point
+__all__ = ["Measurements", "check_sensors", "hull", "identifiable_fraction", "read",
+           "read_labels", "read_sensors"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -95,19 +96,39 @@ def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
     return x[order, 0], u[:, order]
 
 
-def check_sensors(x: np.ndarray, where: str) -> None:
-    """Out-of-domain, duplicate or too few sensors → one InputError."""
-    out = (x < 0) | (x > 1)
-    if out.any():
-        raise InputError(f"{where}: {int(out.sum())} sensor(s) outside Ω = [0, 1] "
-                         f"(e.g. x = {x[out][0]:.4g})", "keep sensors in [0, 1]")  # fmt: skip
-    dup = np.diff(np.sort(x)) <= DUPLICATE_TOL
-    if dup.any():
-        raise InputError(f"{where}: {int(dup.sum())} duplicate sensor position(s) "
-                         f"(e.g. x = {np.sort(x)[1:][dup][0]:.4g})",
-                         "give each sensor once (average repeated readings)")  # fmt: skip
-    if len(x) < MIN_SENSORS:
-        raise InputError(f"{where}: {len(x)} sensors", f"use at least {MIN_SENSORS}")
+def read_sensors(path: Path, dim: int = 1) -> np.ndarray:
+    """Sensor positions (m,) from a CSV with a header ``x`` (``x,y`` in 2-D), one row per
+    sensor, checked like measurements (NaN/inf, out of domain, duplicates, too few)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--sensors {path}: no such file", SENSOR_CHOICES)
+    if path.suffix.lower() != ".csv":
+        raise InputError(
+            f"--sensors {path}: not a .csv file", "write the positions as CSV, header x"
+        )
+    with path.open(newline="") as handle:
+        reader = csv.reader(handle)
+        header = [h.strip().lower() for h in next(reader, [])]
+        body = [row for row in reader if any(cell.strip() for cell in row)]
+    if "x" not in header:
+        raise InputError(f"{path}: the CSV header {header} lacks x", "write a header line x")
+    if dim == 2 and "y" not in header:
+        raise InputError(f"{path}: a 2-D sensor file without a y column", "add y (or use --dim 1)")
+    col = header.index("x")
+    try:
+        x = np.array([float(row[col]) for row in body], np.float64)
+    except (ValueError, IndexError):
+        raise InputError(
+            f"{path}: a row has no number in column x", "use plain decimal numbers"
+        ) from None
+    bad = ~np.isfinite(x)
+    if bad.any():
+        raise InputError(
+            f"{path}: {int(bad.sum())} row(s) hold NaN or inf (lines {_rows(bad, offset=2)})",
+            "remove or repair those rows",
+        )
+    check_sensors(x, str(path))
+    return np.sort(x)
 
 
 def read(path: Path, dim: int = 1) -> Measurements:
@@ -140,12 +161,18 @@ def read_labels(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
     return grid, f[:n]
 
 
-def identifiable_fraction(x: np.ndarray) -> float:
-    """Share of Ω = (0,1) inside the sensors' hull; the hull reaches a boundary point when
-    that point is no farther from the nearest sensor than the largest sensor gap (u = 0
-    there is known, so the boundary acts as a sensor)."""
+def hull(x: np.ndarray) -> tuple[float, float]:
+    """The part (low, high) of Ω = (0,1) the sensors determine: their hull, reaching a
+    boundary point when that point is no farther from the nearest sensor than the largest
+    sensor gap (u = 0 there is known, so the boundary acts as a sensor)."""
     x = np.sort(x)
     gap = float(np.diff(x).max()) if len(x) > 1 else 0.0
     low = 0.0 if x[0] <= gap + 1e-12 else float(x[0])
     high = 1.0 if 1 - x[-1] <= gap + 1e-12 else float(x[-1])
+    return low, high
+
+
+def identifiable_fraction(x: np.ndarray) -> float:
+    """Share of Ω = (0,1) inside the sensors' :func:`hull`."""
+    low, high = hull(x)
     return high - low

@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iclr25.core.pi_dion import fd, grf
-from iclr25.errors import UsageError
+from iclr25.errors import InputError, UsageError
 
 PDES = ("reaction-diffusion", "helmholtz")
 GRID_CELLS = 128  # the methods' grid: 129 points on [0, 1]
 FINE_FACTOR = 4  # the generator's grid is this much finer
 MIN_SENSORS = 8
+SENSOR_CHOICES = "use full, subdomain:A,B or a CSV file of sensor positions (header x)"
+DUPLICATE_TOL = 1e-12  # sensors closer than this are the same point
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,12 @@ class Problem:
     nu: float = 2.5  # Matérn smoothness of the prior of f
     ell: float = 0.2  # Matérn length scale
     noise: float = 0.01  # σ_noise / RMS(u at the sensors)
-    sensors: str = "full"  # "full" (64 uniform interior points) or "subdomain:A,B"
+    # "full" (64 uniform interior points), "subdomain:A,B", or "file:NAME" with the
+    # positions in ``points`` (read by measurements.read_sensors; kept here, not the path,
+    # so a cached task can never outlive an edited file)
+    sensors: str = "full"
     n_sensors: int = 64
+    points: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         validate(self)
@@ -69,13 +75,33 @@ def validate(p: Problem) -> None:
         raise UsageError(f"noise {p.noise} is negative", "use --noise ≥ 0, e.g. 0.01")
     if p.nu <= 0 or p.ell <= 0:
         raise UsageError(f"ν = {p.nu}, ℓ = {p.ell} must be positive", "e.g. --nu 2.5 --ell 0.2")
-    if p.n_sensors < MIN_SENSORS:
+    if p.points is None and p.n_sensors < MIN_SENSORS:
         raise UsageError(f"{p.n_sensors} sensors", f"use at least {MIN_SENSORS}")
+    if p.points is not None:
+        check_sensors(np.asarray(p.points, np.float64), p.sensors)
     sensor_points(p)
 
 
+def check_sensors(x: np.ndarray, where: str) -> None:
+    """Out-of-domain, duplicate or too few sensors → one InputError."""
+    out = (x < 0) | (x > 1)
+    if out.any():
+        raise InputError(f"{where}: {int(out.sum())} sensor(s) outside Ω = [0, 1] "
+                         f"(e.g. x = {x[out][0]:.4g})", "keep sensors in [0, 1]")  # fmt: skip
+    dup = np.diff(np.sort(x)) <= DUPLICATE_TOL
+    if dup.any():
+        raise InputError(f"{where}: {int(dup.sum())} duplicate sensor position(s) "
+                         f"(e.g. x = {np.sort(x)[1:][dup][0]:.4g})",
+                         "give each sensor once (average repeated readings)")  # fmt: skip
+    if len(x) < MIN_SENSORS:
+        raise InputError(f"{where}: {len(x)} sensors", f"use at least {MIN_SENSORS}")
+
+
 def sensor_points(p: Problem) -> np.ndarray:
-    """(m,) sensor positions: uniform interior points of (0,1) or of (A,B)."""
+    """(m,) sensor positions: uniform interior points of (0,1) or of (A,B), or the
+    positions of a sensor file."""
+    if p.points is not None:
+        return np.sort(np.asarray(p.points, np.float64))
     if p.sensors == "full":
         a, b = 0.0, 1.0
     elif p.sensors.startswith("subdomain:"):
@@ -88,7 +114,7 @@ def sensor_points(p: Problem) -> np.ndarray:
         if not 0 <= a < b <= 1:
             raise UsageError(f"subdomain ({a}, {b}) is not inside (0, 1)", "use 0 ≤ A < B ≤ 1")
     else:
-        raise UsageError(f"--sensors {p.sensors!r} is unknown", "use full or subdomain:A,B")
+        raise UsageError(f"--sensors {p.sensors!r} is unknown", SENSOR_CHOICES)
     return a + (b - a) * np.arange(1, p.n_sensors + 1) / (p.n_sensors + 1)
 
 
