@@ -3,6 +3,8 @@
 The method (:mod:`.model`, :mod:`.train`) and the exact references it is measured
 against: a Matérn GRF generator (:mod:`.grf`), a fine-grid finite-difference solver
 (:mod:`.fd`), sensors and noise (:mod:`.problem`), the exact Bayes posterior mean
-(:mod:`.bayes`) and Tikhonov with the discrepancy principle (:mod:`.tikhonov`).
-The study that compares them is :mod:`.compare`. 1-D linear PDEs only for now.
+(:mod:`.bayes`) and Tikhonov with the discrepancy principle or GCV (:mod:`.tikhonov`).
+The study that compares them is :mod:`.compare`. 1-D linear PDEs; the 2-D building
+blocks :mod:`.fd2d` (FD by sine transform) and :mod:`.grf2d` (Matérn GRF by circulant
+embedding) exist but are not wired into problems, models or commands yet.
 """

@@ -1,0 +1,63 @@
+"""2-D building blocks: FD by sine transform and the Matérn GRF by circulant embedding."""
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg as spla
+
+from iclr25.core.pi_dion import fd, fd2d, grf, grf2d
+
+
+def test_sine_transform_solve_equals_the_sparse_five_point_solve():
+    n, c = 15, 2.5
+    f = np.random.default_rng(0).standard_normal((3, n, n))
+    lu = spla.splu(fd2d.operator(n, c))
+    expected = np.stack([lu.solve(g.ravel()).reshape(n, n) for g in f])
+    assert np.allclose(fd2d.solve(f, c), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_fd2d_converges_at_second_order():
+    # manufactured: u = sin(πx) sin(2πy) x, −Δu + 3u computed by hand
+    def exact(x, y):
+        return np.sin(np.pi * x) * np.sin(2 * np.pi * y) * x
+
+    def source(x, y):
+        s1, s2 = np.sin(np.pi * x), np.sin(2 * np.pi * y)
+        uxx = (-(np.pi**2) * x * s1 + 2 * np.pi * np.cos(np.pi * x)) * s2
+        uyy = -4 * np.pi**2 * exact(x, y)
+        return -(uxx + uyy) + 3 * exact(x, y)
+
+    errors = []
+    for n in (15, 31, 63):
+        x, y = np.meshgrid(fd.interior(n), fd.interior(n), indexing="ij")
+        errors.append(np.abs(fd2d.solve(source(x, y), 3.0) - exact(x, y)).max())
+    orders = np.log2(np.array(errors[:-1]) / np.array(errors[1:]))
+    assert np.all(np.abs(orders - 2) < 0.1), orders
+
+
+def test_bilinear_interpolation_is_exact_at_nodes_and_on_bilinear_functions():
+    n = 7
+    g = fd.interior(n)
+    x, y = np.meshgrid(g, g, indexing="ij")
+    values = (x * y).ravel()  # bilinear, but 0 only on two sides: test inside the nodes
+    pts = np.array([[g[2], g[4]], [0.5 * (g[1] + g[2]), g[3]], [0.3, 0.6]])
+    got = fd2d.interpolation(n, pts) @ values
+    assert np.allclose(got, pts[:, 0] * pts[:, 1])
+
+
+def test_grf2d_sample_covariance_matches_the_kernel():
+    n = 6
+    draws = grf2d.sample(n, 20000, 2.5, 0.3, np.random.default_rng(1)).reshape(20000, -1)
+    g = np.linspace(0, 1, n)
+    x, y = np.meshgrid(g, g, indexing="ij")
+    pts = np.stack([x.ravel(), y.ravel()], 1)
+    r = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+    emp = draws.T @ draws / len(draws)
+    assert np.abs(emp - grf.matern_kernel(r, 2.5, 0.3)).max() < 0.06  # ~4 standard errors
+
+
+def test_grf2d_embedding_is_nonnegative_and_odd_counts_work():
+    eig = grf2d.embedding_eigenvalues(17, 1 / 16, 2.5, 0.2)
+    assert eig.min() >= 0 and eig.shape[0] >= 32
+    assert grf2d.sample(5, 3, 1.5, 0.2, np.random.default_rng(0)).shape == (3, 5, 5)
+    with pytest.raises(ValueError, match="singular"):
+        fd2d.solve(np.ones((3, 3)), -2 * fd2d.eigenvalues(3)[0])
