@@ -61,3 +61,46 @@ def test_grf2d_embedding_is_nonnegative_and_odd_counts_work():
     assert grf2d.sample(5, 3, 1.5, 0.2, np.random.default_rng(0)).shape == (3, 5, 5)
     with pytest.raises(ValueError, match="singular"):
         fd2d.solve(np.ones((3, 3)), -2 * fd2d.eigenvalues(3)[0])
+
+
+def test_bayes2d_gain_equals_the_dense_formula_on_a_tiny_grid():
+    from iclr25.core.pi_dion import bayes2d
+
+    layout = bayes2d.Layout2D(cells=4, fine_factor=2, side=3)  # fine 9×9 points, 9 sensors
+    c, nu, ell = 1.0, 2.5, 0.3
+    ops = bayes2d.operators(layout, c, nu, ell, noise=0.05)
+    k_f, k_u = bayes2d.gains(layout, ops)
+    # dense: C on all 81 fine points, H = S A⁻¹ on the 49 interior ones
+    g = np.linspace(0, 1, 9)
+    x, y = np.meshgrid(g, g, indexing="ij")
+    pts = np.stack([x.ravel(), y.ravel()], 1)
+    cov = grf.matern_kernel(np.linalg.norm(pts[:, None] - pts[None], axis=-1), nu, ell)
+    inner = np.zeros((9, 9), bool)
+    inner[1:-1, 1:-1] = True
+    a_inv = np.linalg.inv(fd2d.operator(7, c).toarray())
+    h = np.zeros((9, 81))
+    h[:, inner.ravel()] = fd2d.interpolation(7, layout.sensors()).toarray() @ a_inv
+    hch = h @ cov @ h.T
+    assert np.allclose(ops.hch, hch, rtol=1e-8, atol=1e-12)
+    assert np.isclose(ops.noise_std, 0.05 * np.sqrt(np.mean(np.diag(hch))))
+    system = hch + (ops.noise_std**2 + 1e-12 * np.trace(hch) / 9) * np.eye(9)
+    coarse = (np.arange(9)[:, None] % 2 == 0) & (np.arange(9)[None] % 2 == 0)  # every 2nd
+    expected_f = (cov @ h.T)[coarse.ravel()] @ np.linalg.inv(system)
+    u_of_f = np.zeros((81, 81))
+    u_of_f[np.ix_(inner.ravel(), inner.ravel())] = a_inv
+    expected_u = (u_of_f @ cov @ h.T)[coarse.ravel()] @ np.linalg.inv(system)
+    assert np.allclose(k_f, expected_f, rtol=1e-7, atol=1e-10)
+    assert np.allclose(k_u, expected_u, rtol=1e-7, atol=1e-10)
+
+
+def test_bayes2d_mean_is_no_worse_than_a_scaled_copy():
+    # the posterior mean minimises the expected squared error: scaling it by 0.9 or 1.1
+    # (any other linear estimate) does worse on average over prior draws
+    from iclr25.core.pi_dion import bayes2d
+
+    layout = bayes2d.Layout2D(cells=8, fine_factor=2, side=6)
+    ops = bayes2d.operators(layout, 1.0, 2.5, 0.2, noise=0.02)
+    k_f, _ = bayes2d.gains(layout, ops)
+    d, f, _ = bayes2d.generate(layout, 1.0, 2.5, 0.2, ops, 400, np.random.default_rng(2))
+    err = {s: ((s * d @ k_f.T - f) ** 2).sum() for s in (0.9, 1.0, 1.1)}
+    assert err[1.0] < err[0.9] and err[1.0] < err[1.1]
