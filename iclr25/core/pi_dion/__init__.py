@@ -6,6 +6,6 @@ against: a Matérn GRF generator (:mod:`.grf`), a fine-grid finite-difference so
 (:mod:`.bayes`) and Tikhonov with the discrepancy principle or GCV (:mod:`.tikhonov`).
 The study that compares them is :mod:`.compare`. 1-D linear PDEs; the 2-D building
 blocks :mod:`.fd2d` (FD by sine transform), :mod:`.grf2d` (Matérn GRF by circulant
-embedding) and :mod:`.bayes2d` (the 2-D generator and exact Bayes mean) exist but are not
-wired into problems, models or commands yet.
+embedding), :mod:`.bayes2d` (the 2-D generator and exact Bayes mean) and
+:mod:`.tikhonov2d` exist but are not wired into problems, models or commands yet.
 """

@@ -42,11 +42,13 @@ def sample(n: int, count: int, nu: float, ell: float, rng: np.random.Generator) 
     """``count`` draws of f on the n × n grid of [0, 1]² (spacing 1/(n − 1)) → (count, n, n)."""
     eig = embedding_eigenvalues(n, 1.0 / (n - 1), nu, ell)
     size = eig.shape[0]
-    out = np.empty((count, n, n))
-    for start in range(0, count, 2):
-        z = rng.standard_normal((2, size, size))
-        field = np.fft.fft2(np.sqrt(eig / size**2) * (z[0] + 1j * z[1]))  # (M, M) complex
-        out[start] = field.real[:n, :n]
-        if start + 1 < count:
-            out[start + 1] = field.imag[:n, :n]
-    return out
+    pairs = (count + 1) // 2
+    out = np.empty((2 * pairs, n, n))
+    chunk = max(1, 2**22 // size**2)  # pairs per FFT batch (≈ 64 MB of complex numbers)
+    for start in range(0, pairs, chunk):
+        k = min(chunk, pairs - start)
+        z = rng.standard_normal((2, k, size, size))
+        field = np.fft.fft2(np.sqrt(eig / size**2) * (z[0] + 1j * z[1]))  # (k, M, M)
+        out[2 * start : 2 * (start + k) : 2] = field.real[:, :n, :n]
+        out[2 * start + 1 : 2 * (start + k) : 2] = field.imag[:, :n, :n]
+    return out[:count]
