@@ -44,16 +44,23 @@ SensorsOpt = Annotated[
         "file of sensor positions (header x, one row per sensor).",
     ),
 ]
-DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension (only 1 is built so far).")]
+DimOpt = Annotated[
+    int, typer.Option("--dim", help="Space dimension: 1, or 2 (so far `generate` only).")
+]
 
 
 def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
-             sensors: str):  # fmt: skip
+             sensors: str, two_d: bool = False):  # fmt: skip
+    """The checked problem; ``two_d``: the caller handles --dim 2 (only `generate` so far)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
+    if dim == 2 and two_d:
+        return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
+                       dim=2)  # fmt: skip
     if dim != 1:
-        raise UsageError(f"--dim {dim} is not built yet", "use --dim 1 (2-D is planned)")
+        raise UsageError(f"--dim {dim} is not built for this command yet (only `generate` "
+                         "takes --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
     points = None
     if sensors != "full" and not sensors.startswith("subdomain:"):
         from iclr25.core.pi_dion.measurements import read_sensors
@@ -100,9 +107,12 @@ def generate_command(
     from iclr25.core.pi_dion import problem
     from iclr25.runner import require
 
-    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors, two_d=True)
     require(run.wants_artifacts, "generate needs --out DIR", "add --out DIR (a new folder)")
     require(n_train >= 1 and n_test >= 1, "--n-train and --n-test must be ≥ 1", "e.g. 1000 and 500")
+    if p.dim == 2:
+        _generate_2d(run, p, n_train, n_test)
+        return
     _warn_partial(run, p)
     ops = problem.operators(p)
     rng = np.random.default_rng(run.seed)
@@ -115,6 +125,29 @@ def generate_command(
     results = {"files": ["train.npz", "test.npz"], "n_train": n_train, "n_test": n_test,
                "sensors": len(train_set.x), "noise_std": ops.noise_std}  # fmt: skip
     run.finish(results, {"pde": pde, "c": p.c, "nu": nu, "ell": ell, "noise": noise})
+
+
+def _generate_2d(run: Run, p, n_train: int, n_test: int) -> None:
+    """--dim 2: 16×16 sensors, f and u on the 33×33 grid (f, u_true as N×33×33)."""
+    import numpy as np
+
+    from iclr25.core.pi_dion import bayes2d
+
+    layout = bayes2d.Layout2D()
+    ops = bayes2d.operators(layout, p.c, p.nu, p.ell, p.noise)
+    rng = np.random.default_rng(run.seed)
+    side = layout.cells + 1
+    with run.timer("generate_s"):
+        train_d, _, _ = bayes2d.generate(layout, p.c, p.nu, p.ell, ops, n_train, rng)
+        test_d, f, u = bayes2d.generate(layout, p.c, p.nu, p.ell, ops, n_test, rng)
+    x = layout.sensors()  # (256, 2)
+    np.savez(run.artifact_path("train.npz"), x=x, u=train_d)
+    np.savez(run.artifact_path("test.npz"), x=x, u=test_d, grid=np.linspace(0, 1, side),
+             f=f.reshape(-1, side, side), u_true=u.reshape(-1, side, side))  # fmt: skip
+    results = {"files": ["train.npz", "test.npz"], "n_train": n_train, "n_test": n_test,
+               "sensors": len(x), "noise_std": ops.noise_std}  # fmt: skip
+    run.finish(results, {"pde": p.pde, "c": p.c, "nu": p.nu, "ell": p.ell, "noise": p.noise,
+                         "dim": 2})  # fmt: skip
 
 
 StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.")]

@@ -83,6 +83,18 @@ def test_solve_tikhonov_uses_gcv_without_a_noise_level(cli, measured):
     assert 0.003 < float(np.median(r["noise_std_estimate"])) < 0.03
 
 
+@pytest.mark.slow  # the 2-D prior operators take ~10 CPU-s
+def test_generate_2d_writes_sensor_grid_and_fields(cli, tmp_path):
+    out = tmp_path / "data2d"
+    res = cli("pi-dion", "generate", "--dim", "2", "--n-train", "3", "--n-test", "2",
+              "--out", out, "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    train, test = np.load(out / "train.npz"), np.load(out / "test.npz")
+    assert train["x"].shape == (256, 2) and train["u"].shape == (3, 256)
+    assert test["f"].shape == (2, 33, 33) and np.all(test["u_true"][:, 0, :] == 0)
+    assert res.json()["results"]["noise_std"] > 0
+
+
 def test_generate_needs_out(cli):
     result = cli("pi-dion", "generate", "--n-train", "2")
     assert result.returncode == 2 and "--out" in error_line(result.stderr)

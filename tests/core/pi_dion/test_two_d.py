@@ -139,3 +139,21 @@ def test_tikhonov2d_recovers_a_smooth_source_from_clean_data():
     _, u = tikhonov2d.solve(solver, noisy, log_alpha, cells)
     u_at = u.reshape(3, cells + 1, cells + 1)[:, 1:-1, 1:-1].reshape(3, -1) @ solver.s.T
     assert np.allclose(((u_at - noisy) ** 2).sum(1), 256 * 1e-8, rtol=1e-3)
+
+
+def test_helmholtz_resonance_is_checked_per_dimension():
+    from iclr25.core.pi_dion.problem import Problem
+    from iclr25.errors import UsageError
+
+    near_2d = np.pi * np.sqrt(5) * 1.005  # κ² ≈ π²(1² + 2²), a 2-D eigenvalue only
+    near_1d = 2 * np.pi * 1.005  # κ² ≈ (2π)²: a 1-D eigenvalue, not a 2-D one
+    Problem(pde="helmholtz", kappa=near_2d)
+    Problem(pde="helmholtz", kappa=near_1d, dim=2)
+    with pytest.raises(UsageError, match="eigenvalue 49.35"):
+        Problem(pde="helmholtz", kappa=near_2d, dim=2)
+    with pytest.raises(UsageError, match="eigenvalue 39.48"):
+        Problem(pde="helmholtz", kappa=near_1d)
+    with pytest.raises(UsageError, match="--dim 2 is not built"):
+        Problem(sensors="subdomain:0,0.5", dim=2)
+    with pytest.raises(UsageError, match="--dim 1 or --dim 2"):
+        Problem(dim=3)
