@@ -83,8 +83,8 @@ def test_solve_tikhonov_uses_gcv_without_a_noise_level(cli, measured):
     assert 0.003 < float(np.median(r["noise_std_estimate"])) < 0.03
 
 
-@pytest.mark.slow  # the 2-D prior operators take ~10 CPU-s
-def test_generate_2d_writes_sensor_grid_and_fields(cli, tmp_path):
+@pytest.mark.slow  # the 2-D prior operators take ~10 CPU-s (twice)
+def test_generate_and_solve_2d(cli, tmp_path):
     out = tmp_path / "data2d"
     res = cli("pi-dion", "generate", "--dim", "2", "--n-train", "3", "--n-test", "2",
               "--out", out, "--json", "--quiet")  # fmt: skip
@@ -93,6 +93,16 @@ def test_generate_2d_writes_sensor_grid_and_fields(cli, tmp_path):
     assert train["x"].shape == (256, 2) and train["u"].shape == (3, 256)
     assert test["f"].shape == (2, 33, 33) and np.all(test["u_true"][:, 0, :] == 0)
     assert res.json()["results"]["noise_std"] > 0
+    # the exact Bayes mean on those data: f far better than zero (measured ≈ 0.14 on 20
+    # draws), u to a few per cent, and a 2-D PI-DION is refused with the way out
+    res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz",
+              "--method", "bayes", "--grid", "33", "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    f_hat, f = np.array(r["f"]), test["f"].reshape(2, -1)
+    assert np.all(np.linalg.norm(f_hat - f, axis=1) / np.linalg.norm(f, axis=1) < 0.4)
+    res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz")
+    assert res.returncode == 2 and "--method tikhonov" in error_line(res.stderr)
 
 
 def test_generate_needs_out(cli):

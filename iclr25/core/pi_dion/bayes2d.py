@@ -50,10 +50,10 @@ class Operators2D:
     noise_std: float
 
 
-def _adjoint_rows(layout: Layout2D, c: float) -> np.ndarray:
+def _adjoint_rows(layout: Layout2D, c: float, sensors: np.ndarray) -> np.ndarray:
     """Hᵀ for each sensor on the full fine grid (boundary f does not enter) → (m, F, F)."""
     n = layout.fine_cells - 1
-    s = fd2d.interpolation(n, layout.sensors()).toarray().reshape(-1, n, n)  # (m, n, n)
+    s = fd2d.interpolation(n, sensors).toarray().reshape(-1, n, n)  # (m, n, n)
     rows = np.zeros((len(s), n + 2, n + 2))
     rows[:, 1:-1, 1:-1] = fd2d.solve(s, c)  # A symmetric: Aᵀ⁻¹ Sᵀ = A⁻¹ Sᵀ
     return rows
@@ -71,11 +71,13 @@ def _cov_times(fields: np.ndarray, eig: np.ndarray) -> np.ndarray:
     return out
 
 
-def operators(layout: Layout2D, c: float, nu: float, ell: float, noise: float) -> Operators2D:
-    """C Hᵀ, H C Hᵀ, Cov(u, d) and σ = noise × RMS(d) under the prior."""
+def operators(layout: Layout2D, c: float, nu: float, ell: float, noise: float,
+              sensors: np.ndarray | None = None) -> Operators2D:  # fmt: skip
+    """C Hᵀ, H C Hᵀ, Cov(u, d) and σ = noise × RMS(d) under the prior, for the layout's
+    sensor grid or the positions ``sensors`` (m, 2) given."""
     f_pts = layout.fine_cells + 1
     eig = grf2d.embedding_eigenvalues(f_pts, 1.0 / layout.fine_cells, nu, ell)
-    ht = _adjoint_rows(layout, c)  # (m, F, F)
+    ht = _adjoint_rows(layout, c, layout.sensors() if sensors is None else sensors)
     c_ht = _cov_times(ht, eig)  # (m, F, F)
     hch = np.einsum("sij,tij->st", ht, c_ht)  # (m, m)
     u_cov = np.zeros_like(c_ht)

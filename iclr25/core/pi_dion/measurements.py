@@ -63,14 +63,22 @@ def _read_csv(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
             "remove or repair those rows",
         )
     inst = table[:, header.index("instance")] if "instance" in header else np.zeros(len(table))
-    x, u = table[:, header.index("x")], table[:, header.index("u")]
+    cols = ["x"] if dim == 1 else ["x", "y"]
+    pos = table[:, [header.index(c) for c in cols]]  # (rows, d)
+    u = table[:, header.index("u")]
     ids = np.unique(inst)
-    xs = [np.sort(x[inst == i]) for i in ids]
-    if any(len(v) != len(xs[0]) or not np.array_equal(v, xs[0]) for v in xs):
+    xs = [_sorted(pos[inst == i])[0] for i in ids]
+    if any(v.shape != xs[0].shape or not np.array_equal(v, xs[0]) for v in xs):
         raise InputError(f"{path}: instances have different sensor positions",
                          "give every instance the same sensors")  # fmt: skip
-    values = np.stack([u[inst == i][np.argsort(x[inst == i], kind="stable")] for i in ids])
-    return xs[0], values  # (m,), (N, m)
+    values = np.stack([u[inst == i][_sorted(pos[inst == i])[1]] for i in ids])
+    return (xs[0][:, 0] if dim == 1 else xs[0]), values  # (m,) or (m, 2); (N, m)
+
+
+def _sorted(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (m, d) in lexicographic order (x, then y) and that order."""
+    order = np.lexsort(pos.T[::-1])
+    return pos[order], order
 
 
 def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,8 +89,9 @@ def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
     x = x[:, None] if x.ndim == 1 else x
     if dim == 2 and x.shape[1] < 2:
         raise InputError(f"{path}: a 2-D file without y (x is {x.shape})", "save x as m×2")
-    if x.shape[1] != 1:
-        raise InputError(f"{path}: x is {x.shape}, a 1-D problem needs m×1", "use --dim 1 data")
+    if x.shape[1] != dim:
+        raise InputError(f"{path}: x is {x.shape}, a {dim}-D problem needs m×{dim}",
+                         f"use --dim {x.shape[1]} or m×{dim} sensor positions")  # fmt: skip
     if u.shape[1] != len(x):
         raise InputError(f"{path}: u is {u.shape} but x has {len(x)} sensors", "save u as N×m")
     for name, arr, axis in (("x", x, 1), ("u", u, 1)):
@@ -92,8 +101,8 @@ def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
                 f"{path}: {int(bad.sum())} row(s) of {name} hold NaN or inf (rows {_rows(bad)})",
                 "remove or repair those rows",
             )
-    order = np.argsort(x[:, 0], kind="stable")
-    return x[order, 0], u[:, order]
+    x, order = _sorted(x)
+    return (x[:, 0] if dim == 1 else x), u[:, order]
 
 
 def read_sensors(path: Path, dim: int = 1) -> np.ndarray:
@@ -140,7 +149,7 @@ def read(path: Path, dim: int = 1) -> Measurements:
     if suffix not in (".csv", ".npz"):
         raise InputError(f"{path}: unknown format {suffix!r}", "use .csv or .npz")
     x, u = (_read_csv if suffix == ".csv" else _read_npz)(path, dim)
-    check_sensors(x, str(path))
+    check_sensors(x, str(path))  # (m,) or (m, 2)
     return Measurements(np.ascontiguousarray(x), np.ascontiguousarray(u), str(path))
 
 
@@ -173,6 +182,9 @@ def hull(x: np.ndarray) -> tuple[float, float]:
 
 
 def identifiable_fraction(x: np.ndarray) -> float:
-    """Share of Ω = (0,1) inside the sensors' :func:`hull`."""
+    """Share of Ω inside the sensors' :func:`hull`; in 2-D (x (m, 2)) the product of the
+    1-D shares of the distinct x and y coordinates (a bounding-box approximation)."""
+    if np.ndim(x) == 2:
+        return float(np.prod([identifiable_fraction(np.unique(x[:, k])) for k in range(2)]))
     low, high = hull(x)
     return high - low

@@ -98,18 +98,26 @@ def _check_resonance(kappa: float, dim: int) -> None:
 
 
 def check_sensors(x: np.ndarray, where: str) -> None:
-    """Out-of-domain, duplicate or too few sensors → one InputError."""
-    out = (x < 0) | (x > 1)
+    """Out-of-domain, duplicate or too few sensors → one InputError. ``x`` (m,) in 1-D or
+    (m, 2) in 2-D (then sorted lexicographically, as the readers return it)."""
+    pts = np.asarray(x, np.float64).reshape(len(x), -1)  # (m, d)
+    out = ((pts < 0) | (pts > 1)).any(1)
+    box = "[0, 1]" if pts.shape[1] == 1 else "[0, 1]²"
     if out.any():
-        raise InputError(f"{where}: {int(out.sum())} sensor(s) outside Ω = [0, 1] "
-                         f"(e.g. x = {x[out][0]:.4g})", "keep sensors in [0, 1]")  # fmt: skip
-    dup = np.diff(np.sort(x)) <= DUPLICATE_TOL
+        raise InputError(f"{where}: {int(out.sum())} sensor(s) outside Ω = {box} "
+                         f"(e.g. x = {_point(pts[out][0])})", f"keep sensors in {box}")  # fmt: skip
+    ordered = pts[np.lexsort(pts.T[::-1])]
+    dup = (np.abs(np.diff(ordered, axis=0)) <= DUPLICATE_TOL).all(1)
     if dup.any():
         raise InputError(f"{where}: {int(dup.sum())} duplicate sensor position(s) "
-                         f"(e.g. x = {np.sort(x)[1:][dup][0]:.4g})",
+                         f"(e.g. x = {_point(ordered[1:][dup][0])})",
                          "give each sensor once (average repeated readings)")  # fmt: skip
-    if len(x) < MIN_SENSORS:
-        raise InputError(f"{where}: {len(x)} sensors", f"use at least {MIN_SENSORS}")
+    if len(pts) < MIN_SENSORS:
+        raise InputError(f"{where}: {len(pts)} sensors", f"use at least {MIN_SENSORS}")
+
+
+def _point(p: np.ndarray) -> str:
+    return f"{p[0]:.4g}" if len(p) == 1 else "(" + ", ".join(f"{v:.4g}" for v in p) + ")"
 
 
 def sensor_points(p: Problem) -> np.ndarray:
