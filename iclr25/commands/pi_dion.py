@@ -6,7 +6,8 @@ Subcommands: ``generate`` (training and held-out data from the Matérn prior, so
 Bayes mean) and ``compare`` (PI-DION without labels against supervised DeepONets
 with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
 mean, over seeds, with a pass condition fixed in code). The method lives in
-:mod:`iclr25.core.pi_dion`. Not built yet: 2-D, darcy (see docs/pi-dion.md, "Status").
+:mod:`iclr25.core.pi_dion`. 2-D: `generate` and `solve` (Tikhonov, Bayes) only;
+not built yet: 2-D PI-DION, darcy (see docs/pi-dion.md, "Status").
 """
 
 from __future__ import annotations
@@ -45,13 +46,13 @@ SensorsOpt = Annotated[
     ),
 ]
 DimOpt = Annotated[
-    int, typer.Option("--dim", help="Space dimension: 1, or 2 (so far `generate` only).")
+    int, typer.Option("--dim", help="Space dimension: 1, or 2 (`generate` and `solve` only).")
 ]
 
 
 def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
              sensors: str, two_d: bool = False):  # fmt: skip
-    """The checked problem; ``two_d``: the caller handles --dim 2 (only `generate` so far)."""
+    """The checked problem; ``two_d``: the caller handles --dim 2 (`generate` so far)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
@@ -59,8 +60,8 @@ def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, 
         return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
                        dim=2)  # fmt: skip
     if dim != 1:
-        raise UsageError(f"--dim {dim} is not built for this command yet (only `generate` "
-                         "takes --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
+        raise UsageError(f"--dim {dim} is not built for this command yet (`generate` and "
+                         "`solve` take --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
     points = None
     if sensors != "full" and not sensors.startswith("subdomain:"):
         from iclr25.core.pi_dion.measurements import read_sensors
