@@ -6,8 +6,9 @@ s = 1 − a²; torch runs that as ~10 elementwise kernels forward and more backw
 fused kernels as one each way (``kernel.cu``). :func:`taylor_tanh` is differentiable
 (torch autograd Function; CUDA float32 tensors through CuPy, anything else through the
 torch reference). Tested: the hand backward against autograd (CPU, float64), the kernel
-against the reference (``gpu`` marker). Not yet called by the model, and not timed: the
-issue's ≥ 2× at M·width ≥ 10⁶ and the whole-step gain are not measured (no GPU here).
+against the reference (``gpu`` marker, not yet run: no GPU here). The PI-DION trunk
+(:func:`iclr25.core.pi_dion.model.taylor_trunk`) calls it on CUDA devices. Not timed: the
+issue's ≥ 2× at M·width ≥ 10⁶ and the whole-step gain are not measured.
 """
 
 from __future__ import annotations
