@@ -10,7 +10,10 @@ verdict; a study is one command line at the size the docs report.
   5× (≈ 140 CPU-s each) did not fit the round's CPU budget beside the noise study, so its
   interval has width 0 and the seeds vary the supervised models' data and initialisation.
 - ``pi-dion-compare-subdomain`` (control): PI-DION retrained per seed, 1,000 steps
-  (batch 100) per network, from the first part of the issue.
+  (batch 100) per network, from the first part of the issue. It ran before the hull rule
+  was shared with ``identifiable_fraction``: its "outside" errors count the grid points
+  left of the first sensor (x < 0.0077) as outside, which the current code counts as
+  inside (u = 0 at x = 0 is known); not re-run.
 - ``pi-dion-noise``: six noise levels 0.001–0.05 at the full size (1,000 unlabelled /
   500 held-out instances) with PI-DION retrained per level by half the bundled model's
   recipe (1,500 full-batch Adam + 250 L-BFGS steps, ≈ 65 CPU-s per level): the full recipe
