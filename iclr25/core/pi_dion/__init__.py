@@ -7,5 +7,6 @@ against: a Matérn GRF generator (:mod:`.grf`), a fine-grid finite-difference so
 The study that compares them is :mod:`.compare`. 1-D linear PDEs; the 2-D building
 blocks :mod:`.fd2d` (FD by sine transform), :mod:`.grf2d` (Matérn GRF by circulant
 embedding), :mod:`.bayes2d` (the 2-D generator and exact Bayes mean) and
-:mod:`.tikhonov2d` exist but are not wired into problems, models or commands yet.
+:mod:`.tikhonov2d` serve `generate --dim 2` and `solve --dim 2`; the 2-D network
+:mod:`.model2d` exists but is not trained or wired yet.
 """
