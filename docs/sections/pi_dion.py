@@ -108,7 +108,8 @@ def render_noise(sources) -> str:
     head = (
         f"**Stability** (study `{doc['name']}`, {num(doc['seconds'])} s): {p['pde']}, "
         f"{num(p['n_train'])} unlabelled training inputs per level, {num(p['n_test'])} held-out "
-        f"instances, PI-DION {num(p['steps'])} steps per level. Pass: {res['pass_condition']}."
+        f"instances, PI-DION retrained per level: {_budget(p).removesuffix(' per network')}. "
+        f"Pass: {res['pass_condition']}."
     )
     return "\n\n".join([head, md_table(rows, headers), f"Verdict: {res['verdict']}"])
 

@@ -6,7 +6,8 @@ Subcommands: ``generate`` (training and held-out data from the Matérn prior, so
 Bayes mean) and ``compare`` (PI-DION without labels against supervised DeepONets
 with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
 mean, over seeds, with a pass condition fixed in code). The method lives in
-:mod:`iclr25.core.pi_dion`. Not built yet: 2-D, darcy (see docs/pi-dion.md, "Status").
+:mod:`iclr25.core.pi_dion`. 2-D: `generate` and `solve` (Tikhonov, Bayes) only;
+not built yet: 2-D PI-DION, darcy (see docs/pi-dion.md, "Status").
 """
 
 from __future__ import annotations
@@ -39,27 +40,47 @@ NoiseOpt = Annotated[
 SensorsOpt = Annotated[
     str,
     typer.Option(
-        "--sensors", help="full (64 uniform interior points) or subdomain:A,B (64 points in (A,B))."
+        "--sensors",
+        help="full (64 uniform interior points), subdomain:A,B (64 points in (A,B)) or a CSV "
+        "file of sensor positions (header x, one row per sensor).",
     ),
 ]
-DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension (only 1 is built so far).")]
+DimOpt = Annotated[
+    int, typer.Option("--dim", help="Space dimension: 1, or 2 (`generate` and `solve` only).")
+]
 
 
 def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
-             sensors: str):  # fmt: skip
+             sensors: str, two_d: bool = False):  # fmt: skip
+    """The checked problem; ``two_d``: the caller handles --dim 2 (`generate` so far)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
+    if dim == 2 and two_d:
+        return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
+                       dim=2)  # fmt: skip
     if dim != 1:
-        raise UsageError(f"--dim {dim} is not built yet", "use --dim 1 (2-D is planned)")
-    return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors)
+        raise UsageError(f"--dim {dim} is not built for this command yet (`generate` and "
+                         "`solve` take --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
+    points = None
+    if sensors != "full" and not sensors.startswith("subdomain:"):
+        from iclr25.core.pi_dion.measurements import read_sensors
+
+        points = tuple(float(v) for v in read_sensors(Path(sensors), dim))
+        sensors = f"file:{Path(sensors).name}"
+    return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
+                   n_sensors=len(points) if points else 64, points=points)  # fmt: skip
 
 
 def _warn_partial(run: Run, p) -> None:
-    if p.sensors != "full":
+    from iclr25.core.pi_dion.measurements import identifiable_fraction
+    from iclr25.core.pi_dion.problem import sensor_points
+
+    share = identifiable_fraction(sensor_points(p))
+    if share < 1:
         run.warn(
-            f"sensors {p.sensors} cover part of Ω only: f outside the sensors' hull is not "
-            "determined by the data (identifiable_fraction < 1)"
+            f"sensors {p.sensors} cover {share:.3f} of Ω only: f outside the sensors' hull is "
+            "not determined by the data (identifiable_fraction < 1)"
         )
 
 
@@ -87,9 +108,12 @@ def generate_command(
     from iclr25.core.pi_dion import problem
     from iclr25.runner import require
 
-    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors, two_d=True)
     require(run.wants_artifacts, "generate needs --out DIR", "add --out DIR (a new folder)")
     require(n_train >= 1 and n_test >= 1, "--n-train and --n-test must be ≥ 1", "e.g. 1000 and 500")
+    if p.dim == 2:
+        _generate_2d(run, p, n_train, n_test)
+        return
     _warn_partial(run, p)
     ops = problem.operators(p)
     rng = np.random.default_rng(run.seed)
@@ -102,6 +126,29 @@ def generate_command(
     results = {"files": ["train.npz", "test.npz"], "n_train": n_train, "n_test": n_test,
                "sensors": len(train_set.x), "noise_std": ops.noise_std}  # fmt: skip
     run.finish(results, {"pde": pde, "c": p.c, "nu": nu, "ell": ell, "noise": noise})
+
+
+def _generate_2d(run: Run, p, n_train: int, n_test: int) -> None:
+    """--dim 2: 16×16 sensors, f and u on the 33×33 grid (f, u_true as N×33×33)."""
+    import numpy as np
+
+    from iclr25.core.pi_dion import bayes2d
+
+    layout = bayes2d.Layout2D()
+    ops = bayes2d.operators(layout, p.c, p.nu, p.ell, p.noise)
+    rng = np.random.default_rng(run.seed)
+    side = layout.cells + 1
+    with run.timer("generate_s"):
+        train_d, _, _ = bayes2d.generate(layout, p.c, p.nu, p.ell, ops, n_train, rng)
+        test_d, f, u = bayes2d.generate(layout, p.c, p.nu, p.ell, ops, n_test, rng)
+    x = layout.sensors()  # (256, 2)
+    np.savez(run.artifact_path("train.npz"), x=x, u=train_d)
+    np.savez(run.artifact_path("test.npz"), x=x, u=test_d, grid=np.linspace(0, 1, side),
+             f=f.reshape(-1, side, side), u_true=u.reshape(-1, side, side))  # fmt: skip
+    results = {"files": ["train.npz", "test.npz"], "n_train": n_train, "n_test": n_test,
+               "sensors": len(x), "noise_std": ops.noise_std}  # fmt: skip
+    run.finish(results, {"pde": p.pde, "c": p.c, "nu": p.nu, "ell": p.ell, "noise": p.noise,
+                         "dim": 2})  # fmt: skip
 
 
 StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.")]
@@ -155,7 +202,8 @@ def train_command(
 
 SOLVE_KEYS = (
     "method, grid, f, u (a row per instance), instances, sensors, identifiable_fraction, "
-    "residual_rel, misfit_rel (per instance), noise_std, model"
+    "residual_rel, misfit_rel (per instance), noise_std, model; tikhonov also alpha_rule "
+    "(discrepancy or gcv), log10_alpha, noise_std_estimate (gcv, per instance)"
 )
 
 
@@ -178,7 +226,8 @@ def solve_command(
         float | None,
         typer.Option(
             "--noise-std",
-            help="Noise σ for tikhonov/bayes (default: --noise × RMS(u) under the prior).",
+            help="Noise σ. tikhonov: α by the discrepancy principle (absent: by GCV, σ "
+            "estimated); bayes: absent means --noise × RMS(u) under the prior.",
         ),
     ] = None,  # fmt: skip
     grid: Annotated[int, typer.Option("--grid", help="Output points on [0, 1].")] = 129,
@@ -295,6 +344,10 @@ def noise_command(
     n_train: Annotated[int, typer.Option("--n-train", help="Unlabelled instances.")] = 1000,
     n_test: Annotated[int, typer.Option("--n-test", help="Held-out instances.")] = 500,
     steps: StepsOpt = 4000,
+    batch: Annotated[int, typer.Option("--batch", help="Instances per Adam step.")] = 100,
+    lbfgs_steps: Annotated[
+        int, typer.Option("--lbfgs-steps", help="Then full-batch L-BFGS iterations.")
+    ] = 0,
     quick: Annotated[
         bool, typer.Option("--quick", help="200 train / 100 test, 300 steps.")
     ] = False,
@@ -313,7 +366,9 @@ def noise_command(
 
     p = _problem(pde, 1, k, kappa, nu, ell, 0.01, "full")
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
-    cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, train.TrainConfig(steps=steps))
+    recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps)
+    train.check(recipe)
+    cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, recipe)
     if quick:
         cfg = replace(noise.QUICK, problem=p, methods=names)
     noise.check(cfg)

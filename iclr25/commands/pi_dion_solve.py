@@ -88,9 +88,12 @@ def run_solve(run: Run, p, dim: int, cfg, measurements: Path, model: str) -> Non
 
     set_torch_threads(1)
     solve.check(cfg)
-    data = meas.read(Path(measurements), dim)
+    if dim == 2:
+        _solve_2d(run, p, cfg, measurements)
+        return
     if dim != 1:
-        raise UsageError(f"--dim {dim} is not built yet", "use --dim 1 (2-D is planned)")
+        raise UsageError(f"--dim {dim}", "use --dim 1 or --dim 2")
+    data = meas.read(Path(measurements), dim)
     model_info = None
     loaded = None
     if cfg.method == "pi-dion":
@@ -106,4 +109,24 @@ def run_solve(run: Run, p, dim: int, cfg, measurements: Path, model: str) -> Non
             "hull is not determined by the data (no stability estimate holds there)"
         )
     results["model"] = model_info
+    run.finish(results, {"problem": p, "solve": cfg, "measurements": str(measurements)})
+
+
+def _solve_2d(run: Run, p, cfg, measurements: Path) -> None:
+    """--dim 2: Tikhonov or the Bayes mean (no 2-D PI-DION model exists yet)."""
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion import measurements as meas
+    from iclr25.core.pi_dion import solve2d
+
+    p = replace(p, dim=2)
+    if cfg.method == "pi-dion":
+        raise UsageError("--dim 2 has no PI-DION model yet",
+                         "use --method tikhonov or --method bayes")  # fmt: skip
+    data = meas.read(Path(measurements), 2)
+    results = solve2d.solve(data, p, cfg.method, cfg.grid, cfg.noise_std)
+    if results["identifiable_fraction"] < 1:
+        run.warn(f"the sensors cover about {results['identifiable_fraction']:.3f} of Ω (bounding "
+                 "box): f outside their hull is not determined by the data")  # fmt: skip
+    results["model"] = None
     run.finish(results, {"problem": p, "solve": cfg, "measurements": str(measurements)})

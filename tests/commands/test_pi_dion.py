@@ -47,14 +47,62 @@ def test_compare_json_same_seed_same_results(cli, tmp_path):
         (("--sensors", "subdomain:0.6,0.2"), "0 ≤ A < B ≤ 1"),
         (("--seeds", "2"), "3 seeds"),
         (("--labels", "10,x"), "integers"),
+        (("--sensors", "BAD"), "duplicate sensor"),  # the other file errors: core tests
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, needle):
     out = tmp_path / "run"
+    (tmp_path / "bad.csv").write_text("x\n" + "0.1\n" * 9)
+    args = tuple(tmp_path / "bad.csv" if a == "BAD" else a for a in args)
     result = cli("pi-dion", "compare", *args, "--out", out)
     assert result.returncode == 2, result
     assert needle in error_line(result.stderr)
     assert not out.exists()
+
+
+def test_generate_reads_a_sensor_file(cli, tmp_path):
+    positions = np.array([0.05, 0.9, 0.15, 0.3, 0.45, 0.6, 0.75, 0.2, 0.5, 0.55])
+    (tmp_path / "s.csv").write_text("x\n" + "".join(f"{v}\n" for v in positions))
+    out = tmp_path / "data"
+    res = cli("pi-dion", "generate", "--sensors", tmp_path / "s.csv", "--n-train", "3",
+              "--n-test", "2", "--out", out, "--json")  # fmt: skip
+    assert res.returncode == 0, res
+    train = np.load(out / "train.npz")
+    assert np.array_equal(train["x"][:, 0], np.sort(positions)) and train["u"].shape == (3, 10)
+    assert "not determined" not in res.stderr  # hull reaches both ends (gap 0.15 ≥ 0.05, 0.1)
+
+
+@pytest.mark.slow  # > 10 s under load; the core test covers the α rule in `make test`
+def test_solve_tikhonov_uses_gcv_without_a_noise_level(cli, measured):
+    res = cli("pi-dion", "solve", "--measurements", measured / "plain.npz", "--method",
+              "tikhonov", "--grid", "17", "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    assert r["alpha_rule"] == "gcv" and len(r["noise_std_estimate"]) == 10
+    # the data carry noise sd 0.01 on top of a smooth profile: GCV's σ̂ is near it
+    assert 0.003 < float(np.median(r["noise_std_estimate"])) < 0.03
+
+
+@pytest.mark.slow  # the 2-D prior operators take ~10 CPU-s (twice)
+def test_generate_and_solve_2d(cli, tmp_path):
+    out = tmp_path / "data2d"
+    res = cli("pi-dion", "generate", "--dim", "2", "--n-train", "3", "--n-test", "2",
+              "--out", out, "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    train, test = np.load(out / "train.npz"), np.load(out / "test.npz")
+    assert train["x"].shape == (256, 2) and train["u"].shape == (3, 256)
+    assert test["f"].shape == (2, 33, 33) and np.all(test["u_true"][:, 0, :] == 0)
+    assert res.json()["results"]["noise_std"] > 0
+    # the exact Bayes mean on those data: f far better than zero (measured ≈ 0.14 on 20
+    # draws), u to a few per cent, and a 2-D PI-DION is refused with the way out
+    res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz",
+              "--method", "bayes", "--grid", "33", "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    f_hat, f = np.array(r["f"]), test["f"].reshape(2, -1)
+    assert np.all(np.linalg.norm(f_hat - f, axis=1) / np.linalg.norm(f, axis=1) < 0.4)
+    res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz")
+    assert res.returncode == 2 and "--method tikhonov" in error_line(res.stderr)
 
 
 def test_generate_needs_out(cli):

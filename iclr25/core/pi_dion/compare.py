@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from iclr25.core.pi_dion import bayes, problem, tikhonov, train
-from iclr25.core.pi_dion.measurements import identifiable_fraction
+from iclr25.core.pi_dion.measurements import hull, identifiable_fraction
 from iclr25.core.pi_dion.problem import Problem
 from iclr25.errors import RunFailure
 from iclr25.parallel import Execution, Outcome, Task, derive_seed, run_tasks
@@ -67,9 +67,9 @@ def methods(config: CompareConfig) -> list[str]:
 
 def _outside_mask(p: Problem, grid: np.ndarray) -> np.ndarray | None:
     """Grid points outside the sensors' hull (where f is not determined), or None."""
-    x = problem.sensor_points(p)
-    outside = (grid < x.min()) | (grid > x.max())
-    return outside if p.sensors != "full" and outside.any() else None
+    low, high = hull(problem.sensor_points(p))
+    outside = (grid < low) | (grid > high)
+    return outside if outside.any() else None
 
 
 def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
@@ -136,10 +136,13 @@ def _run_method(task: MethodTask, seed: int) -> dict:
 # ---------------------------------------------------------------------------------------
 def tasks(config: CompareConfig, seed: int) -> list[Task]:
     out = []
+    # a task carries only what it reads: with the seed count and label grid left out, its
+    # cache key is the same in a run with fewer seeds or another grid (a cut run resumes)
+    own = replace(config, seeds=0, labels=())
     for i in range(config.seeds):
         data_seed = derive_seed(seed, "data", i)
         for name in methods(config):
-            task = MethodTask(config, name, data_seed)
+            task = MethodTask(own, name, data_seed)
             out.append(Task(run_method, task, derive_seed(seed, name, i), f"{name} seed {i}"))
     return out
 
@@ -262,6 +265,7 @@ def run_compare(
     x = problem.sensor_points(p)
     results["identifiable_fraction"] = identifiable_fraction(x)
     results["problem"] = {"pde": p.pde, "c": p.c, "noise": p.noise, "sensors": p.sensors,
+                          "n_sensors": len(x),
                           "nu": p.nu, "ell": p.ell, "n_train": config.n_train,
                           "n_test": config.n_test, "steps": config.train.steps,
                           "lbfgs_steps": config.train.lbfgs_steps, "batch": config.train.batch,

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr25.core.pi_dion.problem import MIN_SENSORS
+from iclr25.core.pi_dion.problem import SENSOR_CHOICES, check_sensors
 from iclr25.errors import InputError
 
-DUPLICATE_TOL = 1e-12  # sensors closer than this are the same point
+__all__ = ["Measurements", "check_sensors", "hull", "identifiable_fraction", "read",
+           "read_labels", "read_sensors"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -62,14 +63,22 @@ def _read_csv(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
             "remove or repair those rows",
         )
     inst = table[:, header.index("instance")] if "instance" in header else np.zeros(len(table))
-    x, u = table[:, header.index("x")], table[:, header.index("u")]
+    cols = ["x"] if dim == 1 else ["x", "y"]
+    pos = table[:, [header.index(c) for c in cols]]  # (rows, d)
+    u = table[:, header.index("u")]
     ids = np.unique(inst)
-    xs = [np.sort(x[inst == i]) for i in ids]
-    if any(len(v) != len(xs[0]) or not np.array_equal(v, xs[0]) for v in xs):
+    xs = [_sorted(pos[inst == i])[0] for i in ids]
+    if any(v.shape != xs[0].shape or not np.array_equal(v, xs[0]) for v in xs):
         raise InputError(f"{path}: instances have different sensor positions",
                          "give every instance the same sensors")  # fmt: skip
-    values = np.stack([u[inst == i][np.argsort(x[inst == i], kind="stable")] for i in ids])
-    return xs[0], values  # (m,), (N, m)
+    values = np.stack([u[inst == i][_sorted(pos[inst == i])[1]] for i in ids])
+    return (xs[0][:, 0] if dim == 1 else xs[0]), values  # (m,) or (m, 2); (N, m)
+
+
+def _sorted(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (m, d) in lexicographic order (x, then y) and that order."""
+    order = np.lexsort(pos.T[::-1])
+    return pos[order], order
 
 
 def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -80,8 +89,9 @@ def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
     x = x[:, None] if x.ndim == 1 else x
     if dim == 2 and x.shape[1] < 2:
         raise InputError(f"{path}: a 2-D file without y (x is {x.shape})", "save x as m×2")
-    if x.shape[1] != 1:
-        raise InputError(f"{path}: x is {x.shape}, a 1-D problem needs m×1", "use --dim 1 data")
+    if x.shape[1] != dim:
+        raise InputError(f"{path}: x is {x.shape}, a {dim}-D problem needs m×{dim}",
+                         f"use --dim {x.shape[1]} or m×{dim} sensor positions")  # fmt: skip
     if u.shape[1] != len(x):
         raise InputError(f"{path}: u is {u.shape} but x has {len(x)} sensors", "save u as N×m")
     for name, arr, axis in (("x", x, 1), ("u", u, 1)):
@@ -91,23 +101,43 @@ def _read_npz(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray]:
                 f"{path}: {int(bad.sum())} row(s) of {name} hold NaN or inf (rows {_rows(bad)})",
                 "remove or repair those rows",
             )
-    order = np.argsort(x[:, 0], kind="stable")
-    return x[order, 0], u[:, order]
+    x, order = _sorted(x)
+    return (x[:, 0] if dim == 1 else x), u[:, order]
 
 
-def check_sensors(x: np.ndarray, where: str) -> None:
-    """Out-of-domain, duplicate or too few sensors → one InputError."""
-    out = (x < 0) | (x > 1)
-    if out.any():
-        raise InputError(f"{where}: {int(out.sum())} sensor(s) outside Ω = [0, 1] "
-                         f"(e.g. x = {x[out][0]:.4g})", "keep sensors in [0, 1]")  # fmt: skip
-    dup = np.diff(np.sort(x)) <= DUPLICATE_TOL
-    if dup.any():
-        raise InputError(f"{where}: {int(dup.sum())} duplicate sensor position(s) "
-                         f"(e.g. x = {np.sort(x)[1:][dup][0]:.4g})",
-                         "give each sensor once (average repeated readings)")  # fmt: skip
-    if len(x) < MIN_SENSORS:
-        raise InputError(f"{where}: {len(x)} sensors", f"use at least {MIN_SENSORS}")
+def read_sensors(path: Path, dim: int = 1) -> np.ndarray:
+    """Sensor positions (m,) from a CSV with a header ``x`` (``x,y`` in 2-D), one row per
+    sensor, checked like measurements (NaN/inf, out of domain, duplicates, too few)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--sensors {path}: no such file", SENSOR_CHOICES)
+    if path.suffix.lower() != ".csv":
+        raise InputError(
+            f"--sensors {path}: not a .csv file", "write the positions as CSV, header x"
+        )
+    with path.open(newline="") as handle:
+        reader = csv.reader(handle)
+        header = [h.strip().lower() for h in next(reader, [])]
+        body = [row for row in reader if any(cell.strip() for cell in row)]
+    if "x" not in header:
+        raise InputError(f"{path}: the CSV header {header} lacks x", "write a header line x")
+    if dim == 2 and "y" not in header:
+        raise InputError(f"{path}: a 2-D sensor file without a y column", "add y (or use --dim 1)")
+    col = header.index("x")
+    try:
+        x = np.array([float(row[col]) for row in body], np.float64)
+    except (ValueError, IndexError):
+        raise InputError(
+            f"{path}: a row has no number in column x", "use plain decimal numbers"
+        ) from None
+    bad = ~np.isfinite(x)
+    if bad.any():
+        raise InputError(
+            f"{path}: {int(bad.sum())} row(s) hold NaN or inf (lines {_rows(bad, offset=2)})",
+            "remove or repair those rows",
+        )
+    check_sensors(x, str(path))
+    return np.sort(x)
 
 
 def read(path: Path, dim: int = 1) -> Measurements:
@@ -119,7 +149,7 @@ def read(path: Path, dim: int = 1) -> Measurements:
     if suffix not in (".csv", ".npz"):
         raise InputError(f"{path}: unknown format {suffix!r}", "use .csv or .npz")
     x, u = (_read_csv if suffix == ".csv" else _read_npz)(path, dim)
-    check_sensors(x, str(path))
+    check_sensors(x, str(path))  # (m,) or (m, 2)
     return Measurements(np.ascontiguousarray(x), np.ascontiguousarray(u), str(path))
 
 
@@ -140,12 +170,21 @@ def read_labels(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
     return grid, f[:n]
 
 
-def identifiable_fraction(x: np.ndarray) -> float:
-    """Share of Ω = (0,1) inside the sensors' hull; the hull reaches a boundary point when
-    that point is no farther from the nearest sensor than the largest sensor gap (u = 0
-    there is known, so the boundary acts as a sensor)."""
+def hull(x: np.ndarray) -> tuple[float, float]:
+    """The part (low, high) of Ω = (0,1) the sensors determine: their hull, reaching a
+    boundary point when that point is no farther from the nearest sensor than the largest
+    sensor gap (u = 0 there is known, so the boundary acts as a sensor)."""
     x = np.sort(x)
     gap = float(np.diff(x).max()) if len(x) > 1 else 0.0
     low = 0.0 if x[0] <= gap + 1e-12 else float(x[0])
     high = 1.0 if 1 - x[-1] <= gap + 1e-12 else float(x[-1])
+    return low, high
+
+
+def identifiable_fraction(x: np.ndarray) -> float:
+    """Share of Ω inside the sensors' :func:`hull`; in 2-D (x (m, 2)) the product of the
+    1-D shares of the distinct x and y coordinates (a bounding-box approximation)."""
+    if np.ndim(x) == 2:
+        return float(np.prod([identifiable_fraction(np.unique(x[:, k])) for k in range(2)]))
+    low, high = hull(x)
     return high - low

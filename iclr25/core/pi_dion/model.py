@@ -48,7 +48,8 @@ def taylor_trunk(trunk: nn.Sequential, x: torch.Tensor):
     """(τ, τ', τ'') at points ``x`` (M,) by forward Taylor propagation → three (M, p).
 
     Per tanh layer: z = W a + b, z' = W a', z'' = W a''; a = tanh z,
-    a' = (1 − a²) z', a'' = (1 − a²) z'' − 2 a (1 − a²) z'².
+    a' = (1 − a²) z', a'' = (1 − a²) z'' − 2 a (1 − a²) z'². On a CUDA device the tanh
+    step is the fused kernel :mod:`iclr25.gpu.kernels.taylor_tanh` (same formulas).
     """
     a = x[:, None]  # (M, 1)
     a1 = torch.ones_like(a)
@@ -58,6 +59,10 @@ def taylor_trunk(trunk: nn.Sequential, x: torch.Tensor):
             a = layer(a)
             a1 = a1 @ layer.weight.T
             a2 = a2 @ layer.weight.T
+        elif a.is_cuda:
+            from iclr25.gpu.kernels.taylor_tanh import taylor_tanh
+
+            a, a1, a2 = taylor_tanh(a, a1, a2)
         else:
             t = torch.tanh(a)
             g = 1 - t * t

@@ -138,12 +138,14 @@ def verdict(out: dict) -> str:
 def run_noise(cfg: NoiseConfig, seed: int, execution: Execution | None = None, on_done=None
               ) -> tuple[dict, Outcome]:  # fmt: skip
     check(cfg)
-    tasks = [Task(run_level, LevelTask(cfg, m, lv), derive_seed(seed, m, lv), f"{m} noise {lv}")
+    own = replace(cfg, levels=(), methods=())  # what a task reads: reusable in other sweeps
+    tasks = [Task(run_level, LevelTask(own, m, lv), derive_seed(seed, m, lv), f"{m} noise {lv}")
              for m in cfg.methods for lv in cfg.levels]  # fmt: skip
     outcome = run_tasks(tasks, execution, command=COMMAND, on_done=on_done)
     results = summarise(cfg, outcome.results, seed)
     p = cfg.problem
     results["problem"] = {"pde": p.pde, "c": p.c, "nu": p.nu, "ell": p.ell,
                           "n_train": cfg.n_train, "n_test": cfg.n_test,
-                          "steps": cfg.train.steps}  # fmt: skip
+                          "steps": cfg.train.steps, "batch": cfg.train.batch,
+                          "lbfgs_steps": cfg.train.lbfgs_steps}  # fmt: skip
     return results, outcome

@@ -1,4 +1,4 @@
-"""Tikhonov regularisation on the FD grid with α by the discrepancy principle.
+"""Tikhonov regularisation on the FD grid, α by the discrepancy principle or by GCV.
 
 Unknown: u on the 127 interior points of the 129-point grid (h = 1/128); f = 𝓛_h u.
 Estimate: min_u ‖S u − d‖² + α ‖h⁴ D² 𝓛_h u‖² (S: linear interpolation to the sensors,
@@ -9,6 +9,13 @@ All α at once: with B = SᵀS + PᵀP (P = h⁴ D² 𝓛_h) the generalised eig
 (SᵀS, B) diagonalise both, so u_α = V (Vᵀ Sᵀ d) / (λ + α(1 − λ)) and the residual of
 every instance is a vectorised function of its own α; bisection in log α runs on all
 instances together. f at x = 0, 1 (not determined by 𝓛_h u) is extrapolated linearly.
+
+Without a noise level, α by generalised cross-validation (Golub, Heath & Wahba 1979):
+minimise G(α) = m ‖S u_α − d‖² / (m − tr A_α)², A_α = S (SᵀS + α PᵀP)⁻¹ Sᵀ the influence
+matrix. In the eigenbasis (w_j = 1/(λ_j + α(1 − λ_j)), (SV)ᵀ(SV) = Λ) both the residual
+and tr A_α are sums over j (:func:`_gcv_parts`), so G on a grid of α is one GEMM for all
+instances; the grid minimum is refined by golden-section search inside its neighbouring
+cells. GCV also estimates σ̂² = ‖S u_α − d‖² / (m − tr A_α).
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from iclr25.core.pi_dion.problem import GRID_CELLS
 
 LOG_ALPHA_RANGE = (-30.0, 10.0)
 BISECTIONS = 60
+GCV_GRID_STEP = 0.1  # log10 α spacing of the GCV scan before golden-section refinement
+GOLDEN_STEPS = 40
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,59 @@ def choose_alpha(solver: TikhonovSolver, d: np.ndarray, noise_std: float) -> np.
     return (lo + hi) / 2
 
 
+def _gcv_parts(solver: TikhonovSolver, d: np.ndarray, log_alpha: np.ndarray):
+    """(‖S u_α − d‖², tr(I − A_α)) for instances × α, free of cancellation: with
+    e = Q̂ᵀ d (Q̂: the columns of SV with λ_j > 0, normalised — orthonormal, since
+    (SV)ᵀ(SV) = Λ) and t_j = α(1 − λ_j) w_j = 1 − λ_j w_j,
+    ‖S u_α − d‖² = Σ_j t_j² e_j² + ‖d − Q̂ e‖², tr(I − A_α) = Σ_j t_j + (m − rank).
+    ``d`` (N, m); ``log_alpha`` (G,) (one grid for all) or (N, G) → two (N, G) arrays."""
+    keep = solver.lam > 1e-12 * solver.lam.max()
+    lam = solver.lam[keep]
+    q_hat = solver.sv[:, keep] / np.sqrt(lam)  # (m, r) orthonormal columns
+    e = d @ q_hat  # (N, r)
+    rest = ((d - e @ q_hat.T) ** 2).sum(1)  # (N,) the part no α can fit
+    alpha = 10.0 ** np.asarray(log_alpha, np.float64)[..., None]  # (..., G, 1)
+    t = alpha * (1 - lam) / (lam + alpha * (1 - lam))  # (..., G, r)
+    if t.ndim == 2:  # one α grid for every instance
+        resid = (e**2) @ (t**2).T + rest[:, None]  # (N, G)
+        trace = np.broadcast_to(t.sum(-1) + (len(d[0]) - keep.sum()), resid.shape)
+    else:  # an α per instance and column
+        resid = np.einsum("ir,igr->ig", e**2, t**2) + rest[:, None]
+        trace = t.sum(-1) + (d.shape[1] - keep.sum())
+    return resid, trace
+
+
+def gcv(solver: TikhonovSolver, d: np.ndarray, log_alpha: np.ndarray) -> np.ndarray:
+    """G(α) = m ‖S u_α − d‖² / (m − tr A_α)² for data ``d`` (N, m) on a grid of log10 α
+    (G,) → (N, G)."""
+    resid, trace = _gcv_parts(solver, d, log_alpha)
+    return d.shape[1] * resid / np.maximum(trace, 1e-300) ** 2
+
+
+def choose_alpha_gcv(solver: TikhonovSolver, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log10 α, σ̂) per instance minimising GCV (no noise level needed)."""
+
+    def score(log_alpha):  # (G,) or (N, G) → (N, G)
+        return gcv(solver, d, log_alpha)
+
+    # 1. scan: the global minimum on a grid of log α
+    scan = np.arange(LOG_ALPHA_RANGE[0], LOG_ALPHA_RANGE[1] + GCV_GRID_STEP / 2, GCV_GRID_STEP)
+    best = scan[np.argmin(score(scan), axis=1)]  # (N,)
+    # 2. golden-section refinement inside the neighbouring cells
+    lo = np.maximum(best - GCV_GRID_STEP, LOG_ALPHA_RANGE[0])
+    hi = np.minimum(best + GCV_GRID_STEP, LOG_ALPHA_RANGE[1])
+    ratio = (np.sqrt(5) - 1) / 2
+    for _ in range(GOLDEN_STEPS):
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        g = score(np.stack([a, b], axis=1))  # (N, 2)
+        left = g[:, 0] <= g[:, 1]
+        hi, lo = np.where(left, b, hi), np.where(left, lo, a)
+    log_alpha = (lo + hi) / 2
+    resid, trace = _gcv_parts(solver, d, log_alpha[:, None])
+    sigma = np.sqrt(resid[:, 0] / np.maximum(trace[:, 0], 1e-300))
+    return log_alpha, sigma
+
+
 def solve(
     solver: TikhonovSolver, d: np.ndarray, log_alpha: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -86,3 +148,11 @@ def reconstruct(sensors: np.ndarray, c: float, d: np.ndarray, noise_std: float):
     log_alpha = choose_alpha(solver, d, noise_std)
     f, u = solve(solver, d, log_alpha)
     return f, u, log_alpha
+
+
+def reconstruct_gcv(sensors: np.ndarray, c: float, d: np.ndarray):
+    """Tikhonov + GCV (no noise level): (f, u, log10 α, σ̂), each row one instance."""
+    solver = build(sensors, c)
+    log_alpha, sigma = choose_alpha_gcv(solver, d)
+    f, u = solve(solver, d, log_alpha)
+    return f, u, log_alpha, sigma

@@ -51,6 +51,8 @@ def check(cfg: TrainConfig) -> None:
     if cfg.steps < 1 or cfg.batch < 1 or cfg.width < 1 or cfg.basis < 1 or not cfg.lr > 0:
         raise UsageError("--steps, --batch, --width, --basis must be ≥ 1 and --lr > 0",
                          "e.g. --steps 4000 --width 64 --basis 16 --lr 1e-3")  # fmt: skip
+    if cfg.lbfgs_steps < 0:
+        raise UsageError(f"--lbfgs-steps {cfg.lbfgs_steps} is negative", "use 0 (none) or more")
 
 
 def f_scale(c: float) -> float:

@@ -143,3 +143,51 @@ def test_lbfgs_training_is_deterministic(small):
     b, _ = train.train_pi_dion(data.d, data.x, p.c, cfg, 5)
     for (name, wa), wb in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
         assert torch.equal(wa, wb), name
+
+
+# ---------------------------------------------------------------------------------------
+# --sensors FILE and the α rule of `solve --method tikhonov`
+# ---------------------------------------------------------------------------------------
+def test_sensor_file_gives_a_problem_with_those_sensors(tmp_path):
+    x = np.array([0.9, 0.1, 0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8])  # any order
+    (tmp_path / "s.csv").write_text("x\n" + "\n".join(str(float(v)) for v in x) + "\n")
+    points = meas.read_sensors(tmp_path / "s.csv")
+    assert np.array_equal(points, np.sort(x))
+    p = problem.Problem(sensors="file:s.csv", points=tuple(points), n_sensors=len(points))
+    ds = problem.generate(p, 2, np.random.default_rng(0))
+    assert ds.d.shape == (2, 9) and np.array_equal(ds.x, np.sort(x))
+    assert meas.hull(points) == (0.0, 1.0)  # gap 0.1 reaches both ends
+    assert meas.hull(points[:-2]) == (0.0, 0.7)  # 0.7 is 0.3 from x = 1 > the 0.1 gap
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("x\n" + "\n".join(str(v / 10) for v in range(1, 10)) + "\nnan\n", "1 row(s) hold NaN"),
+        ("x\n" + "\n".join(str(v / 10) for v in range(1, 10)) + "\n1.5\n", "outside Ω"),
+        ("x\n" + "\n".join(str(v / 10) for v in range(1, 10)) + "\n0.5\n", "duplicate sensor"),
+        ("x\n0.1\n0.2\n0.3\n", "3 sensors"),
+        ("pos\n0.1\n", "lacks x"),
+        ("x\n0.1\nabc\n", "no number"),
+    ],
+)
+def test_bad_sensor_files_are_one_input_error(tmp_path, text, needle):
+    (tmp_path / "s.csv").write_text(text)
+    with pytest.raises(InputError) as info:
+        meas.read_sensors(tmp_path / "s.csv")
+    assert needle in info.value.message()
+    with pytest.raises(InputError, match="no such file"):
+        meas.read_sensors(tmp_path / "missing.csv")
+
+
+def test_tikhonov_alpha_rule_gcv_without_noise_level_else_discrepancy(small):
+    p, data = small
+    m = meas.Measurements(data.x, data.d, "test")
+    gcv = solve.solve(m, p, solve.SolveConfig("tikhonov", 129))
+    disc = solve.solve(m, p, solve.SolveConfig("tikhonov", 129, noise_std=data.noise_std))
+    assert gcv["alpha_rule"] == "gcv" and gcv["noise_std"] is None
+    assert len(gcv["noise_std_estimate"]) == 3 and all(s > 0 for s in gcv["noise_std_estimate"])
+    assert disc["alpha_rule"] == "discrepancy" and disc["noise_std"] == data.noise_std
+    # the discrepancy rule fits the data to σ: ‖u(sensors) − d‖² = m σ²
+    u_at = np.stack([np.interp(data.x, disc["grid"], row) for row in disc["u"]])
+    assert np.allclose(((u_at - data.d) ** 2).sum(1), 16 * data.noise_std**2, rtol=1e-3)

@@ -1,5 +1,6 @@
 """PI-DION network: Taylor-mode derivatives and the factorised residual against autograd."""
 
+import pytest
 import torch
 
 from iclr25.core.pi_dion.model import PIDION, NetConfig, taylor_trunk
@@ -55,3 +56,13 @@ def test_fused_residual_and_fit_equal_the_separate_paths():
     res, u_z = net.residual_and_fit(d, x, z, c)
     assert torch.allclose(res, net.residual(d, x, c), atol=1e-12)
     assert torch.allclose(u_z, net.fields(d, z)[0], atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_taylor_trunk_on_cuda_uses_the_fused_kernel_and_equals_cpu():
+    net = _net().float()
+    x = torch.rand(300)
+    cpu = taylor_trunk(net.trunk, x)
+    gpu = taylor_trunk(net.cuda().trunk, x.cuda())
+    for a, b in zip(cpu, gpu, strict=True):
+        assert torch.allclose(a, b.cpu(), rtol=1e-5, atol=1e-5)

@@ -48,3 +48,13 @@ def test_bad_methods_and_levels():
         noise.check(noise.NoiseConfig(methods=("ridge",)))
     with pytest.raises(UsageError, match="3 positive"):
         noise.check(noise.NoiseConfig(levels=(0.01, 0.02)))
+
+
+def test_recipe_options_are_checked():
+    from iclr25.core.pi_dion import train
+
+    train.check(train.TrainConfig(steps=3, batch=1000, lbfgs_steps=500))
+    with pytest.raises(UsageError, match="--lbfgs-steps -1"):
+        train.check(train.TrainConfig(lbfgs_steps=-1))
+    with pytest.raises(UsageError, match="--batch"):
+        train.check(train.TrainConfig(batch=0))
