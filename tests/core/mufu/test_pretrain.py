@@ -64,3 +64,22 @@ def test_grouped_gradient_equals_the_whole_batch_gradient():
     assert abs(grads[0][0] - grads[1][0]) < 1e-5
     for g1, g3 in zip(grads[0][1], grads[1][1], strict=True):
         torch.testing.assert_close(g1, g3, rtol=1e-4, atol=1e-6)
+
+
+def test_shipped_weights_are_the_ones_its_training_log_describes():
+    """The bundled model's sha256 is the one its log (and the docs' copy) records."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from iclr25.core.mufu.models import bundled_path
+
+    folder = bundled_path()
+    log = json.loads((folder / "training_log.json").read_text())
+    digest = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+    assert log["sha256"] == digest
+    copy = Path(__file__).parents[3] / "experiments" / "results" / "mufu-base-model.json"
+    assert json.loads(copy.read_text()) == log
+    assert log["requirement_met"] == (
+        log["high_resource_min_chrf"] >= 80.0 and log["target_gap_met"]
+    )
