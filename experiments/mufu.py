@@ -1,8 +1,9 @@
 """Studies of `iclr25 mufu` whose documents docs/mufu.md quotes.
 
-The embedded experiment (``iclr25 mufu experiment``) needs the embedded base model, which
-this checkout does not ship (``scripts/train_mufu_model.py`` builds it); its study is
-added here once the model is built and the run fits the shared machine.
+The embedded experiment (``iclr25 mufu experiment``) runs on the bundled base model
+(``iclr25/data/mufu/model``, built by ``scripts/train_mufu_model.py``); the quick run
+(2 seeds, plain / mufu / shuffled) and the same arms on 3 seeds are what fitted the
+shared machine; the 5-seed run with the ``unrelated`` arm did not.
 """
 
 from __future__ import annotations
@@ -25,5 +26,15 @@ STUDIES = {
         ),  # fmt: skip
         about="the demo's synthetic drafts into tel (30 % word errors) against copying the "
         "closest sister's candidate: chrF, chrF++, sacrebleu's paired bootstrap (50 sentences)",
+    ),
+    "mufu-experiment-quick": Study(
+        args=("mufu", "experiment", "--quick"),
+        about="the embedded experiment, 2 seeds, arms plain / mufu / shuffled and the teacher: "
+        "test chrF, gains with seeds x sentences bootstrap intervals, pass conditions, verdict",
+    ),
+    "mufu-experiment-3seeds": Study(
+        args=("mufu", "experiment", "--quick", "--seeds", "3"),
+        about="the quick arms (plain / mufu / shuffled, teacher) on 3 seeds; the first two "
+        "are the quick run's (same derived seeds, read back from the task cache)",
     ),
 }

@@ -77,7 +77,14 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--warmup", type=int, default=None, help="warm-up steps (default: 6 %% of --steps)"
     )
+    parser.add_argument("--lr", type=float, default=PretrainConfig.lr)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        help="training state saved here every 200 steps; an existing one is resumed",
+    )
     parser.add_argument("--eval-sentences", type=int, default=200)
     parser.add_argument("--out", type=Path, default=ROOT / "iclr25" / "data" / "mufu")
     parser.add_argument(
@@ -97,7 +104,11 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     warmup = args.warmup if args.warmup is not None else round(0.06 * args.steps)
     config = replace(
-        PretrainConfig(), steps=args.steps, warmup=warmup, eval_sentences=args.eval_sentences
+        PretrainConfig(),
+        steps=args.steps,
+        warmup=warmup,
+        lr=args.lr,
+        eval_sentences=args.eval_sentences,
     )
     t0 = time.perf_counter()
 
@@ -109,7 +120,7 @@ def main(argv=None) -> int:
                 flush=True,
             )
 
-    result = pretrain(config, on_step)
+    result = pretrain(config, on_step, checkpoint=args.checkpoint)
     scores = evaluate(result.model, result.tokenizer, result.world, args.eval_sentences)
     check = requirement(scores)
     log = {

@@ -5,7 +5,11 @@
 - ``score_demo``: the demo's scoring study (experiments/results/mufu-score-demo.json);
 - ``model``: the last base-model training run (its training_log.json, written by
   scripts/train_mufu_model.py, copied to experiments/results/mufu-base-model.json):
-  schedule, time, sha256 and chrF into every language against the issue's requirement.
+  schedule, time, sha256 and chrF into every language against the issue's requirement;
+- ``experiment_quick``: ``iclr25 mufu experiment --quick`` (2 seeds, plain / mufu /
+  shuffled; experiments/results/mufu-experiment-quick.json): chrF per arm, gains with
+  intervals, the pass conditions and the verdict as measured;
+- ``experiment_3seeds``: the same arms on 3 seeds (experiments/results/mufu-experiment-3seeds.json).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from docs.sections import md_table, num
 BENCH = "benchmarks/results/mufu.json"
 SCORE_DEMO = "experiments/results/mufu-score-demo.json"
 MODEL_LOG = "experiments/results/mufu-base-model.json"  # a copy of the last training_log.json
+EXPERIMENT_QUICK = "experiments/results/mufu-experiment-quick.json"
+EXPERIMENT_3SEEDS = "experiments/results/mufu-experiment-3seeds.json"
 
 
 def _timing(doc: dict, label: str) -> dict:
@@ -72,8 +78,9 @@ def render_model(sources) -> str:
     table = md_table(rows, ["chrF into", f"{cfg['eval_sentences']} held-out sentences"])
     return "\n".join(
         [
-            f"Schedule: {num(cfg['steps'])} steps, {num(cfg['warmup'])} of them warm-up (the "
-            "recipe's default: 5,000 and 300), "
+            f"Schedule: {num(cfg['steps'])} steps, {num(cfg['warmup'])} of them warm-up, "
+            f"learning rate {cfg['lr']:g}, batch {cfg['plain_batch']} plain / "
+            f"{cfg['mufu_batch']} mufu prompts, "
             f"{num(log['tokens'])} tokens, {num(log['parameters'])} parameters; "
             f"{log['cpu_s'] / 60:.1f} CPU minutes, {log['wall_s'] / 60:.1f} minutes wall "
             f"({log['threads']} torch thread, shared machine); loss "
@@ -90,8 +97,64 @@ def render_model(sources) -> str:
     )
 
 
+def render_experiment_quick(sources) -> str:
+    return _experiment(sources.load(EXPERIMENT_QUICK)["document"]["results"])
+
+
+def render_experiment_3seeds(sources) -> str:
+    return _experiment(sources.load(EXPERIMENT_3SEEDS)["document"]["results"])
+
+
+def _experiment(res: dict) -> str:
+    chrf = res["chrf"]
+    rows = [
+        [f"`{arm}`", v["mean"], ", ".join(f"{x:.1f}" for x in v["per_seed"])]
+        for arm, v in chrf.items()
+    ]
+    gains = [
+        [f"`{name}`", g["mean"], f"[{g['ci95'][0]:+.2f}, {g['ci95'][1]:+.2f}]"]
+        for name, g in res["gain"].items()
+        if g is not None
+    ]
+    conditions = [
+        f"- {'met' if ok else '**not met**'}: `{name}` ({res['pass_conditions'][name]})"
+        for name, ok in res["conditions"].items()
+    ]
+    budget = res["budget"]
+    first = next(iter(budget.values()))
+    teacher = ", ".join(f"`{k}` {v:.1f}" for k, v in res["teacher_chrf_by_lang"].items())
+    copy = "; ".join(
+        f"`{arm}`: closest to "
+        + ", ".join(f"{k} {v:.0%}" for k, v in c["closest_share"].items())
+        + f", novel n-grams {c['novel_share_mean']:.0%}"
+        for arm, c in res.get("copy", {}).items()
+    )
+    return "\n".join(
+        [
+            f"{len(res['seeds'])} seeds; {res['sizes']['train']} / {res['sizes']['valid']} / "
+            f"{res['sizes']['test']} `tel` pairs per seed; auxiliary languages "
+            f"{', '.join(res['aux_langs'])}; every arm {num(first['steps'])} optimizer steps "
+            f"({num(first['epochs'])} epochs, batch {num(first['batch_size'])}, learning rate "
+            f"{first['lr']:g}; asserted equal across arms).",
+            "",
+            md_table(rows, ["arm", "test chrF (mean over seeds)", "per seed"]),
+            "",
+            md_table(gains, ["gain", "mean chrF", "95 % interval (seeds × sentences)"]),
+            "",
+            *conditions,
+            "",
+            f"Verdict: {res['verdict']}.",
+            "",
+            f"Teacher (base model, plain prompt) chrF on the test sentences: {teacher}. "
+            f"Copy analysis: {copy or '—'}.",
+        ]
+    )
+
+
 SECTIONS = {
     "benchmark": render_benchmark,
     "score_demo": render_score_demo,
     "model": render_model,
+    "experiment_quick": render_experiment_quick,
+    "experiment_3seeds": render_experiment_3seeds,
 }

@@ -490,6 +490,21 @@ DEMO = (
         timeout_s=60.0,
     ),
     DemoStep(
+        "mufu translate",
+        (
+            "mufu",
+            "translate",
+            "--data",
+            _demo_file("demo.tsv"),
+            "--format",
+            "plain",
+            "--target-lang",
+            "tel",
+        ),  # fmt: skip
+        headline,
+        timeout_s=60.0,
+    ),
+    DemoStep(
         "mufu score",
         (
             "mufu",

@@ -275,15 +275,19 @@ def test_missing_model_is_exit_2(cli, data_tsv, tmp_path):
     assert missing.returncode == 2 and "does not exist" in error_line(missing.stderr)
 
 
-def test_bundled_model_not_built_is_exit_2_with_the_fix(cli, data_tsv):
-    from iclr25.core.mufu.models import bundled_path
+def test_bundled_model_not_built_is_an_input_error_with_the_fix(tmp_path, monkeypatch):
+    """An installation without the embedded model (the CLI maps InputError to exit 2)."""
+    from iclr25.core.mufu import experiment, models
+    from iclr25.errors import InputError
 
-    if (bundled_path() / "config.json").exists():
-        pytest.skip("the embedded model is built in this checkout")
-    for args in (("translate", "--data", data_tsv), ("experiment", "--quick")):
-        result = cli("mufu", *args)
-        assert result.returncode == 2, result
-        assert "not built" in error_line(result.stderr) and "train_mufu_model.py" in result.stderr
+    monkeypatch.setattr(models, "bundled_path", lambda: tmp_path)
+    monkeypatch.setattr(experiment, "bundled_path", lambda: tmp_path)
+    with pytest.raises(InputError, match="not built") as err:
+        models.resolve("bundled")
+    assert "train_mufu_model.py" in err.value.fix
+    with pytest.raises(InputError, match="not built") as err:
+        experiment.base_model(experiment.ExperimentConfig(seeds=2))
+    assert "train_mufu_model.py" in err.value.fix
 
 
 def test_demo_headlines_say_whether_the_difference_is_significant():

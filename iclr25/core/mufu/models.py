@@ -46,7 +46,7 @@ def resolve(path: str | Path, allow_download: bool = False) -> str:
             raise InputError(
                 f"the embedded model is not built in this installation "
                 f"({where} has no config.json)",
-                "build it with `python scripts/train_mufu_model.py` (about 30 CPU minutes), "
+                "build it with `python scripts/train_mufu_model.py` (about 15 CPU minutes), "
                 "or pass a local model folder",
             )
         return str(where)

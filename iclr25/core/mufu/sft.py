@@ -66,6 +66,46 @@ def collate(encoded: Encoded, index: Sequence[int], pad_id: int):
     return ids, mask, labels
 
 
-def loss(model, ids, mask, labels):
-    """Mean cross-entropy over answer tokens (the model shifts ``labels`` by one)."""
-    return model(input_ids=ids, attention_mask=mask, labels=labels).loss
+def loss(model, ids, mask, labels, reduction: str = "mean"):
+    """Cross-entropy over answer tokens (``"mean"`` or ``"sum"``); logits at t predict t+1.
+
+    For a decoder with a separate output layer (GPT-2 and the like, LoRA-wrapped or not)
+    the output layer runs on the answer positions only: with prompts 3-10 times longer
+    than answers, the vocabulary projection and softmax of every prompt position was a
+    fifth to a third of a training step. Other models (seq2seq) go through their own loss.
+    Equal to ``model(..., labels=labels).loss`` (tested).
+    """
+    import torch.nn.functional as F
+
+    split = _body_and_head(model)
+    if split is None:
+        out = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        return out if reduction == "mean" else out * int((labels[:, 1:] != IGNORE).sum())
+    body, head = split
+    hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state  # (B, T, D)
+    target = labels[:, 1:]  # (B, T-1): the token each position predicts
+    keep = target != IGNORE
+    logits = head(hidden[:, :-1][keep])  # (N, V), N answer positions
+    return F.cross_entropy(logits.float(), target[keep], reduction=reduction)
+
+
+def _body_and_head(model):
+    """(transformer body, output layer) of a decoder-only LM, unwrapping peft; else None."""
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    config = getattr(inner, "config", None)
+    if config is None or getattr(config, "is_encoder_decoder", False):
+        return None
+    body = getattr(inner, getattr(inner, "base_model_prefix", ""), None)
+    head = inner.get_output_embeddings() if hasattr(inner, "get_output_embeddings") else None
+    if body is None or head is None or body is inner:
+        return None
+    return body, head
+
+
+def length_groups(encoded: Encoded, index: Sequence[int], groups: int) -> list[list[int]]:
+    """``index`` sorted by length and cut into ``groups`` runs of near-equal size: collated
+    separately, each run pads to its own longest row instead of the batch's."""
+    order = sorted(index, key=lambda i: len(encoded.input_ids[i]))
+    groups = max(1, min(groups, len(order)))
+    bounds = [round(g * len(order) / groups) for g in range(groups + 1)]
+    return [order[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
