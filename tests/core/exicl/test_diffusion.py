@@ -102,3 +102,20 @@ def test_same_seed_same_samples():
     prior = _tiny_prior()
     s, g = np.array([[0, 0]]), np.array([[5, 5]])
     np.testing.assert_array_equal(sample(prior, s, g, 7), sample(prior, s, g, 7))
+
+
+def test_a_decoded_path_ends_at_its_first_visit_of_the_goal():
+    """Padding after arrival (a step off the goal cell and back, from rounding) is not
+    part of the path; jumps before it are filled with single steps."""
+    from iclr25.core.exicl import grid
+    from iclr25.core.exicl.sampler import decode_path, until_goal
+    from iclr25.core.exicl.spec import GridSpec
+
+    cells = np.array([[0, 0], [1, 0], [3, 0], [2, 0], [3, 0], [3, 1], [3, 0]])
+    assert until_goal(cells).tolist() == [[0, 0], [1, 0], [3, 0]]
+    assert until_goal(np.array([[2, 2], [2, 2]])).tolist() == [[2, 2]]
+    traj = cells + np.array([0.3, -0.2])  # grid coordinates round to the same cells
+    path = decode_path(traj, 8, 8)
+    assert path.tolist() == [[0, 0], [1, 0], [2, 0], [3, 0]]
+    spec = GridSpec(8, 8, np.zeros((8, 8), dtype=bool), 8)
+    assert grid.path_length(spec, path) == pytest.approx(3.0)  # 5 moves before the cut
