@@ -18,6 +18,11 @@ Requirement (issue 22), checked and printed: chrF >= 80 into every high-resource
 language and well below that into ``tel`` (at least 20 chrF under the high-resource
 minimum), on 200 held-out sentences per language. ``--stamp`` adds the weights' sha256
 and the provenance to an existing folder's ``training_log.json``.
+
+Under ``torchrun --nproc-per-node N scripts/train_mufu_model.py`` the training runs
+data-parallel (gloo, :mod:`iclr25.distributed_torch`; how a rank's share of each step is
+weighted: :mod:`iclr25.core.mufu.pretrain`); rank 0 alone evaluates, prints and writes.
+``--loss-log FILE`` writes every step's loss (JSON), for comparing runs.
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ def main(argv=None) -> int:
         action="store_true",
         help="only add sha256 and provenance to an existing out/model/training_log.json",
     )
+    parser.add_argument("--loss-log", type=Path, help="every step's loss as JSON")
     args = parser.parse_args(argv)
     if args.stamp:
         stamp(args.out / "model", ["python", "scripts/train_mufu_model.py", *sys.argv[1:]])
@@ -101,7 +107,19 @@ def main(argv=None) -> int:
 
     import torch
 
+    from iclr25.distributed_torch import process_group
+
     torch.set_num_threads(args.threads)
+    with process_group("cpu") as group:
+        return train(args, group)
+
+
+def train(args, group) -> int:
+    """The run (under torchrun this rank's part: rank 0 evaluates, prints and writes)."""
+    import torch
+
+    from iclr25.distributed_torch import DataParallel
+
     warmup = args.warmup if args.warmup is not None else round(0.06 * args.steps)
     config = replace(
         PretrainConfig(),
@@ -112,15 +130,27 @@ def main(argv=None) -> int:
     )
     t0 = time.perf_counter()
 
+    losses: list[float] = []
+
     def on_step(step: int, loss: float) -> None:
-        if step % 100 == 0:
+        losses.append(loss)
+        if step % 100 == 0 and group.is_main:
             print(
                 f"step {step:5d}  loss {loss:.3f}  wall {time.perf_counter() - t0:7.0f} s  "
                 f"cpu {time.process_time():7.0f} s",
                 flush=True,
             )
 
-    result = pretrain(config, on_step, checkpoint=args.checkpoint)
+    parallel = None
+    if group.active:  # the smaller of the two batch sizes must still cover every rank
+        parallel = DataParallel(group, min(config.plain_batch, config.mufu_batch))
+    result = pretrain(config, on_step, checkpoint=args.checkpoint, parallel=parallel)
+    if not group.is_main:
+        return 0
+    if args.loss_log is not None:
+        from iclr25 import atomic
+
+        atomic.write_json(args.loss_log, {"losses": losses})
     scores = evaluate(result.model, result.tokenizer, result.world, args.eval_sentences)
     check = requirement(scores)
     log = {
@@ -132,6 +162,8 @@ def main(argv=None) -> int:
         "total_cpu_s": time.process_time(),
         "total_wall_s": time.perf_counter() - t0,
     }
+    if group.active:
+        log["distributed"] = group.as_dict()
     print_check(scores, check)
     print(
         f"training: {config.steps} steps, {result.log['tokens']:,} tokens, "

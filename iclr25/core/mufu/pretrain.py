@@ -21,6 +21,13 @@ tokens) trained from scratch on a stream of examples from :mod:`world`:
 Deterministic: seeded numpy streams for data, ``torch.manual_seed`` for the weights,
 one torch thread (set by the caller). Training: AdamW, linear warm-up then cosine decay
 to 10 %, gradient clipping at 1.0, loss on answer tokens only (:mod:`sft`).
+
+Under ``torchrun`` (``parallel``, :mod:`iclr25.distributed_torch`): every rank draws the
+whole step's examples from the same streams, keeps its contiguous rows, and back-propagates
+its answer-token loss sum divided by the *global* answer-token count, times the number of
+ranks (DDP averages gradients over ranks), so the update is the one-process update to float
+summation order; the logged loss is the global mean (one all-reduce). Gradients are
+synchronised once per step (``no_sync`` on all but a rank's last length group).
 """
 
 from __future__ import annotations
@@ -173,17 +180,54 @@ def lr_at(step: int, config: PretrainConfig) -> float:
     return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def _accumulate(model, enc: sft.Encoded, pad_id: int, groups: int) -> float:
+def _accumulate(model, enc: sft.Encoded, pad_id: int, groups: int, parallel=None) -> float:
     """Gradients of the batch's mean answer-token loss, computed on length-sorted groups
-    (less padding, same gradient); returns the loss."""
+    (less padding, same gradient); returns the loss. ``parallel``: this rank's rows only
+    (module docstring), through the DDP wrapper ``parallel.module`` (a :class:`_LossModule`)."""
     total = enc.answer_tokens()
-    loss_sum = 0.0
-    for index in sft.length_groups(enc, range(len(enc)), groups):
+    if parallel is None:
+        loss_sum = 0.0
+        for index in sft.length_groups(enc, range(len(enc)), groups):
+            ids, mask, labels = sft.collate(enc, index, pad_id)
+            part = sft.loss(model, ids, mask, labels, reduction="sum")
+            (part / total).backward()
+            loss_sum += part.item()
+        return loss_sum / total
+    import contextlib
+
+    import torch
+    import torch.distributed as dist
+
+    rows = range(len(enc))[parallel.rows(len(enc))]
+    pieces = sft.length_groups(enc, rows, groups)
+    world = parallel.ctx.world_size
+    loss_sum = torch.zeros(1, dtype=torch.float64)
+    for k, index in enumerate(pieces):
         ids, mask, labels = sft.collate(enc, index, pad_id)
-        part = sft.loss(model, ids, mask, labels, reduction="sum")
-        (part / total).backward()
-        loss_sum += part.item()
-    return loss_sum / total
+        last = k == len(pieces) - 1
+        with contextlib.nullcontext() if last else parallel.module.no_sync():
+            part = parallel.module(ids, mask, labels)
+            (part * (world / total)).backward()
+        loss_sum += part.detach().double()
+    dist.all_reduce(loss_sum)
+    return float(loss_sum) / total
+
+
+def _loss_module(model):
+    """``model`` behind a forward that returns :func:`sft.loss` (sum over answer tokens),
+    so DDP sees the forward it must synchronise (sft.loss calls the body and the output
+    layer directly)."""
+    import torch
+
+    class _LossModule(torch.nn.Module):
+        def __init__(self, inner) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, ids, mask, labels):
+            return sft.loss(self.inner, ids, mask, labels, reduction="sum")
+
+    return _LossModule(model)
 
 
 @dataclass
@@ -200,13 +244,15 @@ def pretrain(
     log_every: int = 100,
     checkpoint: Path | None = None,
     checkpoint_every: int = 200,
+    parallel=None,
 ) -> PretrainResult:
     """Train the base model from scratch; ``on_step(step, loss)`` after every step.
 
     With ``checkpoint``, the whole training state (weights, optimizer, every random
     stream, log) is saved there every ``checkpoint_every`` steps, and a run started with
     an existing checkpoint of the same config resumes from it: the result is the same as
-    an uninterrupted run's.
+    an uninterrupted run's. ``parallel``: a :class:`iclr25.distributed_torch.DataParallel`
+    under torchrun (module docstring); only its rank 0 writes the checkpoint.
     """
     import torch
 
@@ -216,6 +262,8 @@ def pretrain(
     tokenizer = build_tokenizer(world)
     model = build_model(config, len(tokenizer), tokenizer)
     model.train()
+    if parallel is not None:
+        parallel.attach(_loss_module(model))
     stream = ExampleStream(world, config)
     opt = torch.optim.AdamW(
         model.parameters(), lr=config.lr, betas=(0.9, 0.98), weight_decay=config.weight_decay
@@ -235,7 +283,7 @@ def pretrain(
         for group in opt.param_groups:
             group["lr"] = lr_at(step, config)
         opt.zero_grad(set_to_none=True)
-        loss = _accumulate(model, enc, tokenizer.pad_token_id, config.length_groups)
+        loss = _accumulate(model, enc, tokenizer.pad_token_id, config.length_groups, parallel)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         tokens += enc.tokens()
@@ -251,7 +299,12 @@ def pretrain(
                 }
             )
         done = step + 1
-        if checkpoint is not None and (done % checkpoint_every == 0 or done == config.steps):
+        main = parallel is None or parallel.ctx.is_main
+        if (
+            main
+            and checkpoint is not None
+            and (done % checkpoint_every == 0 or done == config.steps)
+        ):
             _save_checkpoint(
                 checkpoint,
                 config,
