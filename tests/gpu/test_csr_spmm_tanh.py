@@ -21,11 +21,14 @@ from iclr25.testing import assert_close
 
 
 def ragged_csr(n: int, seed: int, max_degree: int = 70):
-    """Rows of 0 to max_degree nonzeros (empty rows and rows over one warp's 32)."""
+    """A valid CSR matrix with rows of 0 to min(max_degree, n) distinct, sorted columns:
+    empty rows and, for n > 32, rows longer than one warp's 32."""
     rng = np.random.default_rng(seed)
-    degrees = rng.integers(0, max_degree + 1, size=n) * (rng.random(n) < 0.8)
+    degrees = rng.integers(0, min(max_degree, n) + 1, size=n) * (rng.random(n) < 0.8)
     crow = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)  # (n + 1,)
-    col = rng.integers(0, max(n, 1), size=int(crow[-1]))
+    col = np.concatenate(
+        [np.sort(rng.choice(n, size=k, replace=False)) for k in degrees] + [np.zeros(0, int)]
+    ).astype(np.int64)  # (nnz,)
     val = rng.normal(size=int(crow[-1])).astype(np.float32)
     return crow, col, val
 

@@ -40,5 +40,6 @@ def csr_spmm_tanh_torch(crow, col, val, x, c):
         torch.as_tensor(col, dtype=torch.int64, device=x.device),
         torch.as_tensor(val, dtype=x.dtype, device=x.device),
         (n, n),
+        check_invariants=True,
     )
     return torch.tanh(c + a @ x) if n else c.clone()
