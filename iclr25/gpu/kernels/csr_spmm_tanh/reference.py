@@ -30,16 +30,20 @@ def csr_spmm_tanh_reference(crow, col, val, x, c) -> np.ndarray:
 
 def csr_spmm_tanh_torch(crow, col, val, x, c):
     """The shipped path: torch.sparse CSR SpMM, then + c and tanh (x's device and dtype)."""
+    import warnings
+
     import torch
 
     x = torch.as_tensor(x)
     c = torch.as_tensor(c, dtype=x.dtype, device=x.device)
     n = c.shape[0]
-    a = torch.sparse_csr_tensor(
-        torch.as_tensor(crow, dtype=torch.int64, device=x.device),
-        torch.as_tensor(col, dtype=torch.int64, device=x.device),
-        torch.as_tensor(val, dtype=x.dtype, device=x.device),
-        (n, n),
-        check_invariants=True,
-    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta")
+        a = torch.sparse_csr_tensor(
+            torch.as_tensor(crow, dtype=torch.int64, device=x.device),
+            torch.as_tensor(col, dtype=torch.int64, device=x.device),
+            torch.as_tensor(val, dtype=x.dtype, device=x.device),
+            (n, n),
+            check_invariants=True,
+        )
     return torch.tanh(c + a @ x) if n else c.clone()
