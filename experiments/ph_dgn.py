@@ -4,11 +4,21 @@
 2-core machine in about ten minutes (200/50/50 graphs, 150 epochs instead of the
 command's default 500/100/100 and 300): the pass conditions are the command's own, fixed
 in code; the budget is the same for every model.
+
+``ph-dgn-property-<task>`` (diameter, sssp, eccentricity): all seven models, 3 seeds, at a
+budget reduced to fit the round's CPU allowance on the shared machine (about 5 CPU-minutes
+for the three): 64/32/32 graphs, L = 5, 100 full-batch epochs, against the command's
+default 500/100/100, L = 10, 300 epochs (and the official 5120/640/1280 graphs with up to
+1500 epochs and a grid per model). No pass condition: log10 MSE reported as measured,
+beside the train-mean predictor.
 """
 
 from __future__ import annotations
 
 from experiments import Study
+
+PROPERTY_BUDGET = ("--graphs", "64,32,32", "--depth", "5", "--epochs", "100", "--seeds", "3")
+PROPERTY_TASKS = ("diameter", "sssp", "eccentricity")
 
 STUDIES = {
     "ph-dgn-energy": Study(
@@ -77,4 +87,12 @@ STUDIES = {
         about="the headline cell alone at the command's default budget (500/100/100 graphs, "
         "300 epochs): distance 10 (9 hops), the five models the pass conditions name",
     ),
+    **{
+        f"ph-dgn-property-{task}": Study(
+            args=("ph-dgn", "property", "--task", task, *PROPERTY_BUDGET),
+            about=f"{task} on the PNA mixture (25–35 nodes), 7 models at equal width 16, L = 5, "
+            "3 seeds, reduced budget: 64/32/32 graphs, 100 full-batch epochs",
+        )
+        for task in PROPERTY_TASKS
+    },
 }

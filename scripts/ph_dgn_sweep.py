@@ -17,7 +17,9 @@ topology (line first). Each finished task is appended to a checkpoint
 (``<out>.tasks.jsonl``: task label, config, seed, result, and a digest of the ph-dgn core
 sources); a rerun reuses only entries with the same config, seed and digest, so an
 interrupted sweep resumes with identical results. A line per task goes to stderr.
-``--quick`` (tiny sizes, no verdict) checks the script end to end in seconds.
+``--quick`` (tiny sizes, no verdict) checks the script end to end in seconds;
+``--status`` prints, per topology, how many tasks the checkpoint already holds for the
+current code (what a rerun would reuse) and trains nothing.
 """
 
 from __future__ import annotations
@@ -106,10 +108,22 @@ def run_topology(topology: str, quick: bool, checkpoint: Checkpoint) -> dict:
     return {"config": config, "results": results, "cpu_s_this_process": time.process_time() - t0}
 
 
+def status(quick: bool, checkpoint: Checkpoint) -> str:
+    """``topology: done/total`` per topology for the current code digest."""
+    parts = []
+    for topology in TOPOLOGIES:
+        cfg = TransferConfig(topology, "copy", **(QUICK if quick else {}), quick=quick)
+        task_list = tasks(cfg, SEED)
+        done = sum(checkpoint.key(t.config, t.seed) in checkpoint.done for t in task_list)
+        parts.append(f"{topology} {done}/{len(task_list)}")
+    return f"checkpoint (digest {checkpoint.digest}): " + ", ".join(parts)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/ph_dgn_sweep.json"))
     parser.add_argument("--quick", action="store_true", help="tiny sizes, no verdict")
+    parser.add_argument("--status", action="store_true", help="tasks done so far; no training")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     doc = {
@@ -130,6 +144,9 @@ def main(argv: list[str]) -> int:
     digest = code_digest()
     doc["code_digest"] = digest
     checkpoint = Checkpoint(args.out.with_suffix(".tasks.jsonl"), digest)
+    print(status(args.quick, checkpoint), file=sys.stderr, flush=True)
+    if args.status:
+        return 0
     for topology in TOPOLOGIES:
         doc["topologies"][topology] = run_topology(topology, args.quick, checkpoint)
         doc["verdict"] = doc["topologies"]["line"]["results"]["verdict"]

@@ -7,6 +7,9 @@
 - ``transfer_d10``: experiments/results/ph-dgn-transfer-d10.json (distance 10, default budget);
 - ``sweep``: benchmarks/results/ph_dgn_sweep.json (scripts/ph_dgn_sweep.py: line scored,
   ring and crossed-ring alongside); add its block to docs/ph-dgn.md once the sweep is run.
+- ``property``: experiments/results/ph-dgn-property-{diameter,sssp,eccentricity}.json
+  (one table: test log10 MSE per model and task, beside the train-mean predictor);
+- ``speed``: benchmarks/results/ph_dgn.json (step and aggregation-alone times per side).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
 OFFICIAL = "experiments/results/ph-dgn-transfer-official.json"
 TRANSFER_D10 = "experiments/results/ph-dgn-transfer-d10.json"
 SWEEP = "benchmarks/results/ph_dgn_sweep.json"
+PROPERTY = "experiments/results/ph-dgn-property-{}.json"
+PROPERTY_TASKS = ("diameter", "sssp", "eccentricity")
+BENCH = "benchmarks/results/ph_dgn.json"
 
 
 def render_official(sources) -> str:
@@ -160,6 +166,75 @@ def _ratio(cell: dict, chance: float) -> str:
     return f"{num(cell['mean_mse'] / chance)} ({num(low)} – {num(high)})"
 
 
+def render_property(sources) -> str:
+    """Test log10 MSE (mean over seeds, 95 % CI) per model and task."""
+    docs = {t: sources.load(PROPERTY.format(t))["document"] for t in PROPERTY_TASKS}
+    results = {t: d["results"] for t, d in docs.items()}
+    models = list(results[PROPERTY_TASKS[0]]["log10_mse"])
+    rows = [
+        [m, results[PROPERTY_TASKS[0]]["log10_mse"][m]["params"],
+         *[_log10_cell(results[t]["log10_mse"][m]) for t in PROPERTY_TASKS]]
+        for m in models
+    ]  # fmt: skip
+    baseline = [num(results[t]["mean_predictor_log10_mse"]) for t in PROPERTY_TASKS]
+    rows.append(["train-mean predictor", "–", *baseline])
+    cfg = docs[PROPERTY_TASKS[0]]["config"]
+    graphs = "/".join(str(g) for g in cfg["graphs"])
+    headers = ["model", "params", *[f"{t} ({results[t]['level']})" for t in PROPERTY_TASKS]]
+    return "\n".join(
+        [
+            f"Test log10 MSE, mean over {results[PROPERTY_TASKS[0]]['seeds']} seeds (95 % "
+            f"Student-t interval), lower is better; {graphs} train/val/test graphs, width "
+            f"{cfg['width']}, L = {cfg['depth']}, ε = {cfg['eps']}, {cfg['epochs']} "
+            f"full-batch epochs, Adam lr {cfg['lr']}:",
+            "",
+            md_table(rows, headers),
+        ]
+    )
+
+
+def _log10_cell(cell: dict) -> str:
+    return f"{num(cell['mean'])} ({num(cell['ci95'][0])} – {num(cell['ci95'][1])})"
+
+
+def render_speed(sources) -> str:
+    """Milliseconds (median process CPU time) per side: the step and A @ x alone."""
+    figures = sources.load(BENCH)["figures"]
+    sizes = sorted({k.split("_")[0] for k in figures if k[0] == "n" and k.endswith("_ms")}, key=len)
+    sides = {"ours": "CSR, cached Aᵀ (ours)", "peer": "gather + index_add_", "pyg": "PyG"}
+    rows = []
+    for size in sizes:
+        step, agg = figures.get(f"{size}_ms", {}), figures.get(f"{size}_aggregation_ms", {})
+        for side, label in sides.items():
+            if side in step:
+                rows.append([f"{int(size[1:]):,}", label, num(step[side]), num(agg.get(side))])
+    headers = ["n", "side", "step fwd+bwd, ms CPU", "A·x alone fwd+bwd, ms CPU"]
+    ratios = [
+        f"n = {int(size[1:]):,}: step {_speedups(figures[f'{size}_ms'])}, A·x alone "
+        f"{_speedups(figures.get(f'{size}_aggregation_ms', {}))}{_ceiling(figures, size)}"
+        for size in sizes
+    ]
+    return "\n".join(
+        [md_table(rows, headers), "", "Speed-up of ours (peer ÷ ours, 4 digits): "
+         + "; ".join(ratios) + "."]
+    )  # fmt: skip
+
+
+def _ceiling(figures: dict, size: str) -> str:
+    """The step ratio vs PyG if our four A·x (forward + backward) per step cost nothing."""
+    step, agg = figures[f"{size}_ms"], figures.get(f"{size}_aggregation_ms", {})
+    if "pyg" not in step or "ours" not in agg:
+        return ""
+    rest = step["ours"] - 4 * agg["ours"]
+    return f" (ceiling vs PyG with a free aggregation: {step['pyg'] / rest:.3g}×)"
+
+
+def _speedups(ms: dict) -> str:
+    names = {"pyg": "vs PyG", "peer": "vs index_add_"}
+    parts = [f"{label} {ms[s] / ms['ours']:.4g}×" for s, label in names.items() if s in ms]
+    return ", ".join(parts) or "—"
+
+
 SECTIONS = {
     "energy": render_energy,
     "sensitivity": render_sensitivity,
@@ -167,4 +242,6 @@ SECTIONS = {
     "transfer": render_transfer,
     "transfer_d10": render_transfer_d10,
     "sweep": render_sweep,
+    "property": render_property,
+    "speed": render_speed,
 }
