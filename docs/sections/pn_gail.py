@@ -161,5 +161,7 @@ SECTIONS = {
     "compare_headline": lambda sources: render_compare(sources, "compare-headline"),
     "compare_headline_curves": render_curves,
     "compare_100k_curves": lambda sources: render_curves(sources, "compare-100k"),
+    "compare_full": lambda sources: render_compare(sources, "compare"),
+    "compare_full_curves": lambda sources: render_curves(sources, "compare"),
     "benchmark": render_benchmark,
 }
