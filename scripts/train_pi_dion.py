@@ -44,11 +44,17 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DATA / "pi_dion_rd1d.safetensors")
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from iclr25.distributed_torch import refuse_launch
+
+    refusal = refuse_launch("train_pi_dion.py", "its training is not written for DDP yet")
+    if refusal:  # every rank would repeat the whole run and race on --out
+        print(refusal, file=sys.stderr)
+        return 2
 
     import numpy as np
     import torch
 
-    sys.path.insert(0, str(ROOT))
     from iclr25.core.pi_dion import problem, saved, train
     from iclr25.provenance import provenance
 

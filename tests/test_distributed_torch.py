@@ -82,12 +82,16 @@ def test_a_one_process_script_refuses_a_launch_and_runs_without_one():
     assert "without torchrun" in line
 
 
-def test_the_pn_gail_expert_script_refuses_torchrun_before_training(tmp_path):
-    """SB3's SAC cannot train data-parallel: under a launcher every rank would repeat the
-    run and race on --out. The script says so (exit 2) and writes nothing."""
-    out = tmp_path / "expert.safetensors"
+@pytest.mark.parametrize(
+    "name", ["train_pn_gail_expert.py", "train_pi_dion.py", "train_mim_refine_mae.py"]
+)
+def test_one_process_training_scripts_refuse_torchrun_before_training(tmp_path, name):
+    """Scripts that do not train data-parallel (SB3's SAC; pi-dion and the MAE, not written
+    for DDP yet): under a launcher every rank would repeat the run and race on --out. The
+    script says so (exit 2) and writes nothing."""
+    out = tmp_path / "out"
     env = {**os.environ, **LAUNCHED, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    script = Path(__file__).resolve().parents[1] / "scripts" / "train_pn_gail_expert.py"
+    script = Path(__file__).resolve().parents[1] / "scripts" / name
     done = subprocess.run([sys.executable, str(script), "--out", str(out)], env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
