@@ -64,10 +64,17 @@ def taylor_trunk(trunk: nn.Sequential, x: torch.Tensor):
 
             a, a1, a2 = taylor_tanh(a, a1, a2)
         else:
-            t = torch.tanh(a)
-            g = 1 - t * t
-            a, a1, a2 = t, g * a1, g * a2 - 2 * t * g * a1 * a1
+            a, a1, a2 = tanh_taylor(a, a1, a2)
     return a, a1, a2
+
+
+def tanh_taylor(z, z1, z2):
+    """The tanh step of forward Taylor propagation (torch): a = tanh z, a' = (1 − a²) z',
+    a'' = (1 − a²) z'' − 2 a (1 − a²) z'²; ``z1``, ``z2`` may carry leading direction axes
+    (broadcast against ``z``), as in the 2-D trunk."""
+    t = torch.tanh(z)
+    g = 1 - t * t
+    return t, g * z1, g * z2 - 2 * t * g * z1 * z1
 
 
 def boundary_basis(x: torch.Tensor, tau, tau1, tau2, c: float):

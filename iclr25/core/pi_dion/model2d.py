@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from iclr25.core.pi_dion.model import EPS_SCALE, mlp
+from iclr25.core.pi_dion.model import EPS_SCALE, mlp, tanh_taylor
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,7 @@ def taylor_trunk_2d(trunk: nn.Sequential, pts: torch.Tensor):
             a1 = a1 @ layer.weight.T
             a2 = a2 @ layer.weight.T
         else:
-            t = torch.tanh(a)
-            g = 1 - t * t
-            a, a1, a2 = t, g * a1, g * a2 - 2 * t * g * a1 * a1
+            a, a1, a2 = tanh_taylor(a, a1, a2)
     return a, a1, a2
 
 
