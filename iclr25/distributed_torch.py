@@ -159,6 +159,23 @@ def from_main(ctx: Context, value: float | None) -> float:
     return float(held)
 
 
+def forward_of(model, fn):
+    """A module whose ``forward(*args)`` is ``fn(model, *args)``: what DDP must wrap when
+    the training loss does not go through ``model.forward`` (DDP synchronises only the
+    forward it is called with). Parameters are ``model``'s."""
+    import torch
+
+    class _Forward(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *args):
+            return fn(self.inner, *args)
+
+    return _Forward()
+
+
 class DataParallel:
     """A training loop's view of the group: its rows of each global batch, the DDP
     wrapper for the training loss, loss weighting and reduction (module docstring)."""

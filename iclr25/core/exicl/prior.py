@@ -152,17 +152,10 @@ def train_prior(trajectories: np.ndarray, spec, config: PriorConfig, seed: int, 
     )
     data = torch.as_tensor(to_unit(trajectories, spec.width, spec.height), dtype=torch.float32)
     net = None
-    if parallel is not None:  # DDP calls forward (ε); training needs τ̂^0: wrap x0
+    if parallel is not None:  # DDP calls forward (ε); training needs τ̂^0
+        from iclr25.distributed_torch import forward_of
 
-        class _X0(torch.nn.Module):
-            def __init__(self, inner) -> None:
-                super().__init__()
-                self.inner = inner
-
-            def forward(self, x, i):
-                return self.inner.x0(x, i)
-
-        net = parallel.attach(_X0(model)).module
+        net = parallel.attach(forward_of(model, lambda m, x, i: m.x0(x, i))).module
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, config.train_steps, config.lr * 0.05)
     curve, window = [], []

@@ -183,7 +183,7 @@ def lr_at(step: int, config: PretrainConfig) -> float:
 def _accumulate(model, enc: sft.Encoded, pad_id: int, groups: int, parallel=None) -> float:
     """Gradients of the batch's mean answer-token loss, computed on length-sorted groups
     (less padding, same gradient); returns the loss. ``parallel``: this rank's rows only
-    (module docstring), through the DDP wrapper ``parallel.module`` (a :class:`_LossModule`)."""
+    (module docstring), through the DDP wrapper ``parallel.module`` (sum of :func:`sft.loss`)."""
     total = enc.answer_tokens()
     if parallel is None:
         loss_sum = 0.0
@@ -211,23 +211,6 @@ def _accumulate(model, enc: sft.Encoded, pad_id: int, groups: int, parallel=None
         loss_sum += part.detach().double()
     dist.all_reduce(loss_sum)
     return float(loss_sum) / total
-
-
-def _loss_module(model):
-    """``model`` behind a forward that returns :func:`sft.loss` (sum over answer tokens),
-    so DDP sees the forward it must synchronise (sft.loss calls the body and the output
-    layer directly)."""
-    import torch
-
-    class _LossModule(torch.nn.Module):
-        def __init__(self, inner) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, ids, mask, labels):
-            return sft.loss(self.inner, ids, mask, labels, reduction="sum")
-
-    return _LossModule(model)
 
 
 @dataclass
@@ -263,7 +246,10 @@ def pretrain(
     model = build_model(config, len(tokenizer), tokenizer)
     model.train()
     if parallel is not None:
-        parallel.attach(_loss_module(model))
+        from iclr25.distributed_torch import forward_of
+
+        # sft.loss calls the body and output layer directly: DDP must wrap that forward
+        parallel.attach(forward_of(model, lambda m, *b: sft.loss(m, *b, reduction="sum")))
     stream = ExampleStream(world, config)
     opt = torch.optim.AdamW(
         model.parameters(), lr=config.lr, betas=(0.9, 0.98), weight_decay=config.weight_decay
