@@ -159,6 +159,23 @@ def from_main(ctx: Context, value: float | None) -> float:
     return float(held)
 
 
+def parameters_in_sync(ctx: Context, model) -> bool:
+    """Whether every rank holds bit-identical parameters (one all-reduce of the max and
+    the min of each parameter across ranks). DDP synchronises gradients, not parameters:
+    ranks that took different optimiser decisions (a line search fed a rank's own loss)
+    drift apart silently. One process: True."""
+    if not ctx.active:
+        return True
+    import torch
+    import torch.distributed as dist
+
+    flat = torch.cat([p.detach().reshape(-1).double() for p in model.parameters()])
+    high, low = flat.clone(), -flat
+    dist.all_reduce(high, op=dist.ReduceOp.MAX)
+    dist.all_reduce(low, op=dist.ReduceOp.MAX)
+    return bool(torch.equal(high, -low))
+
+
 def forward_of(model, fn):
     """A module whose ``forward(*args)`` is ``fn(model, *args)``: what DDP must wrap when
     the training loss does not go through ``model.forward`` (DDP synchronises only the

@@ -9,6 +9,13 @@ images, seed 0 of :func:`iclr25.core.mim_refine.textures.textures_splits`). Writ
 ``train_log.json`` (schedule, loss curve, wall time, sha256 of every file, and the
 provenance of the run: command line, commit, date, machine, versions; docs/mim-refine.md
 renders its figures from this file).
+
+Under ``torchrun --nproc-per-node N scripts/train_mim_refine_mae.py`` the training runs
+data-parallel (gloo, :mod:`iclr25.distributed_torch`): every process draws the same global
+batch of ``--batch-size`` augmented images and the same patch masks (same seeds, same
+generator), then computes the loss on its own rows; DDP averages the gradients, so the
+update and the logged loss are the one-process ones (to float32 summation order). Rank 0
+alone prints and writes. ``--loss-log`` (every step's batch loss, JSON) is for tests.
 """
 
 from __future__ import annotations
@@ -52,22 +59,24 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1.5e-3)
     parser.add_argument("--n-train", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--loss-log", type=Path, help="every step's batch loss as JSON")
     args = parser.parse_args()
-    from iclr25.distributed_torch import refuse_launch
+    from iclr25.distributed_torch import process_group
 
-    refusal = refuse_launch("train_mim_refine_mae.py", "its training is not written for DDP yet")
-    if refusal:  # every rank would repeat the whole run and race on --out
-        print(refusal, file=sys.stderr)
-        sys.exit(2)
+    torch.set_num_threads(1)
+    with process_group("cpu") as group:
+        train(args, group)
 
+
+def train(args, group) -> None:
     import timm.models
     from safetensors.torch import save_file
 
+    from iclr25.distributed_torch import DataParallel, forward_of
     from iclr25.provenance import provenance
 
     run_provenance = provenance(["python", *sys.argv], [0])  # at the start: the commit run
 
-    torch.set_num_threads(1)
     torch.manual_seed(0)
     cfg = MaeConfig()
     (images, _), _ = textures_splits(args.n_train, 10, seed=0)
@@ -75,6 +84,14 @@ def main() -> None:
     vit = make_vit(cfg)
     model = MAE(vit, cfg)
     enc = Encoder(vit, list(vit.blocks), "bundled", "", cfg.dim, 1, True, 32, MEAN, STD)
+    # lightly's mask token is used only when masked tokens enter the encoder, which the MAE
+    # never does: it gets no gradient, so AdamW never changes it. Frozen, DDP (which waits
+    # for a gradient of every trainable parameter) agrees with that.
+    model.backbone.mask_token.requires_grad_(False)
+    parallel = None
+    if group.active:
+        parallel = DataParallel(group, args.batch_size)
+        parallel.attach(forward_of(model, lambda m, x, keep, mask: m.loss(x, (keep, mask))))
     decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "pos_embed" not in n]
     other = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
     opt = torch.optim.AdamW(
@@ -86,20 +103,30 @@ def main() -> None:
     losses, t0 = [], time.perf_counter()
     model.train()
     for step in range(args.steps):
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, args.steps, args.lr, warmup)
+        for param_group in opt.param_groups:
+            param_group["lr"] = lr_at(step, args.steps, args.lr, warmup)
         idx = batch_indices(len(images_t), args.batch_size, 0, step)
-        (x,) = views(images_t, idx, 0, step, 1, enc)
-        loss = model.loss(x)
+        (x,) = views(images_t, idx, 0, step, 1, enc)  # the global batch, on every rank
+        masks = model.draw_masks(len(x))  # same generator state on every rank
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        if parallel is None:
+            loss = model.loss(x, masks)
+            loss.backward()
+            value = float(loss.detach())
+        else:
+            rows = parallel.rows(len(x))
+            loss = parallel.module(x[rows], masks[0][rows], masks[1][rows])
+            parallel.scale(loss).backward()
+            value = parallel.mean(loss)
         opt.step()
-        losses.append(float(loss.detach()))
-        if step % 10 == 0 or step == args.steps - 1:
+        losses.append(value)
+        if group.is_main and (step % 10 == 0 or step == args.steps - 1):
             elapsed = time.perf_counter() - t0
             eta = elapsed / (step + 1) * (args.steps - step - 1)
-            print(f"step {step} loss {loss.item():.4f} elapsed {elapsed:.0f}s eta {eta:.0f}s")
+            print(f"step {step} loss {value:.4f} elapsed {elapsed:.0f}s eta {eta:.0f}s")
     wall = time.perf_counter() - t0
+    if not group.is_main:
+        return
 
     args.out.mkdir(parents=True, exist_ok=True)
     enc_dir = args.out / "mae_textures"
@@ -123,7 +150,11 @@ def main() -> None:
         "sha256": {str(p.relative_to(args.out)): sha256(p) for p in files},
         "provenance": run_provenance,
     }
+    if group.active:
+        log["distributed"] = group.as_dict()
     (args.out / "train_log.json").write_text(json.dumps(log, indent=2) + "\n")
+    if args.loss_log is not None:
+        args.loss_log.write_text(json.dumps({"losses": losses}) + "\n")
     print(json.dumps({k: log[k] for k in ("train_wall_s", "loss_first_last", "sha256")}))
 
 

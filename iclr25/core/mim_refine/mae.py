@@ -87,13 +87,24 @@ class MAE(nn.Module):
             attn_drop_rate=0.0,
         )
 
-    def loss(self, images: torch.Tensor) -> torch.Tensor:
+    def draw_masks(self, b: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(idx_keep, idx_mask) for ``b`` images: a random ``mask_ratio`` of the patches is
+        masked (the CLS token never is), drawn from torch's global generator."""
+        from lightly.models import utils
+
+        return utils.random_token_mask(
+            size=(b, self.sequence_length), mask_ratio=self.cfg.mask_ratio, device=device
+        )
+
+    def loss(self, images: torch.Tensor, masks=None) -> torch.Tensor:
+        """Mean squared error of the predicted masked patches (normalised pixels); ``masks``
+        from :meth:`draw_masks` (drawn here when None). Every image has the same number of
+        masked patches, so the mean over a subset of rows is that subset's share of the
+        batch mean (what data-parallel training relies on)."""
         from lightly.models import utils
 
         b = len(images)
-        idx_keep, idx_mask = utils.random_token_mask(
-            size=(b, self.sequence_length), mask_ratio=self.cfg.mask_ratio, device=images.device
-        )
+        idx_keep, idx_mask = self.draw_masks(b, images.device) if masks is None else masks
         encoded = self.backbone.encode(images=images, idx_keep=idx_keep)  # (B, keep, D)
         decode = self.decoder.embed(encoded)
         masked = utils.repeat_token(self.decoder.mask_token, (b, self.sequence_length))

@@ -72,7 +72,27 @@ def _batches(n: int, batch: int, gen: torch.Generator):
             yield perm[start : start + min(batch, n)]
 
 
-def _fit(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int, seed: int, progress=None):
+def _fit(
+    model: PIDION,
+    loss_of: Callable,
+    cfg: TrainConfig,
+    n: int,
+    seed: int,
+    progress=None,
+    group=None,
+    on_loss=None,
+):
+    """Adam steps then (``lbfgs_steps``) L-BFGS. ``group`` (a launched
+    :class:`iclr25.distributed_torch.Context`) trains data-parallel: every rank draws the
+    same instances and collocation points, computes the loss on its share of the
+    instances, and DDP averages the weighted gradients, so each step is the one-process
+    step (to float32 summation order); ``on_loss`` gets every Adam step's batch loss."""
+    parallel = None
+    if group is not None and group.active:
+        from iclr25.distributed_torch import DataParallel, forward_of
+
+        parallel = DataParallel(group, min(cfg.batch, n))
+        parallel.attach(forward_of(model, lambda _m, idx, x: loss_of(idx, x)))
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -82,19 +102,29 @@ def _fit(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int, seed: int, 
     last = float("nan")
     for step in range(cfg.steps):
         idx = next(batches)
-        loss = loss_of(idx, torch.rand(cfg.collocation, generator=gen, dtype=DTYPE))
+        x = torch.rand(cfg.collocation, generator=gen, dtype=DTYPE)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        if parallel is None:
+            loss = loss_of(idx, x)
+            loss.backward()
+            last = float(loss.detach())
+        else:
+            loss = parallel.module(idx[parallel.rows(len(idx))], x)
+            parallel.scale(loss).backward()
+            last = parallel.mean(loss)
         opt.step()
         sched.step()
-        last = float(loss.detach())
+        if on_loss is not None:
+            on_loss(last)
         if progress and (step + 1) % 100 == 0:
             progress(100)
-    return _lbfgs(model, loss_of, cfg, n) if cfg.lbfgs_steps else last
+    return _lbfgs(model, loss_of, cfg, n, parallel) if cfg.lbfgs_steps else last
 
 
-def _lbfgs(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int) -> float:
-    """Full-batch L-BFGS (strong Wolfe line search) at 2·collocation fixed midpoints."""
+def _lbfgs(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int, parallel=None) -> float:
+    """Full-batch L-BFGS (strong Wolfe line search) at 2·collocation fixed midpoints.
+    Data-parallel: each rank's share of the instances, the closure's loss is the all-reduced
+    batch mean, so every rank takes the same line-search decisions."""
     idx = torch.arange(n)
     x = (torch.arange(2 * cfg.collocation, dtype=DTYPE) + 0.5) / (2 * cfg.collocation)
     opt = torch.optim.LBFGS(model.parameters(), lr=1.0, max_iter=cfg.lbfgs_steps,
@@ -103,19 +133,37 @@ def _lbfgs(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int) -> float:
 
     def closure():
         opt.zero_grad(set_to_none=True)
-        loss = loss_of(idx, x)
-        loss.backward()
-        return loss
+        if parallel is None:
+            loss = loss_of(idx, x)
+            loss.backward()
+            return loss
+        rows = idx[parallel.rows(n)]
+        loss = parallel.module(rows, x)
+        parallel.scale(loss, len(rows), n).backward()
+        return torch.tensor(parallel.mean(loss, len(rows), n), dtype=DTYPE)
 
     opt.step(closure)
+    if parallel is not None:
+        from iclr25.distributed_torch import parameters_in_sync
+
+        if not parameters_in_sync(parallel.ctx, model):
+            raise RuntimeError("data-parallel L-BFGS: the ranks' parameters diverged")
     with torch.no_grad():
         return float(loss_of(idx, x))
 
 
 def train_pi_dion(
-    d: np.ndarray, sensors: np.ndarray, c: float, cfg: TrainConfig, seed: int, progress=None
+    d: np.ndarray,
+    sensors: np.ndarray,
+    c: float,
+    cfg: TrainConfig,
+    seed: int,
+    progress=None,
+    group=None,
+    on_loss=None,
 ) -> tuple[PIDION, float]:
-    """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m,)."""
+    """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m,).
+    ``group``, ``on_loss``: as for :func:`_fit` (data-parallel under torchrun)."""
     model = _new_model(cfg, d.shape[1], c, seed)
     data = torch.as_tensor(d, dtype=DTYPE)
     z = torch.as_tensor(sensors, dtype=DTYPE)
@@ -129,7 +177,7 @@ def train_pi_dion(
             cfg.w_res * (res.pow(2) / (big_f2 * s2)).mean() + ((u_s - data[idx]).pow(2) / s2).mean()
         )
 
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, group, on_loss)
 
 
 def train_supervised(

@@ -46,7 +46,7 @@ def test_a_method_below_the_bayes_floor_is_a_failure():
 
 def test_pi_dion_training_never_receives_f():
     params = list(inspect.signature(train.train_pi_dion).parameters)
-    assert params == ["d", "sensors", "c", "cfg", "seed", "progress"]
+    assert params == ["d", "sensors", "c", "cfg", "seed", "progress", "group", "on_loss"]
 
 
 def test_same_results_in_process_and_with_two_workers(tmp_path, monkeypatch):
