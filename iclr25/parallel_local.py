@@ -66,6 +66,10 @@ def signals_deferred() -> Iterator[None]:
                 signal.raise_signal(sig)
 
 
+#: execution-stack modules the fork server preloads when this process has imported them
+STACK_MODULES = ("distributed",)
+
+
 def worker_context(preload: Sequence[str] = ()):
     """A multiprocessing context whose processes ignore the terminal's Ctrl-C, so pool and
     LocalCluster workers print no traceback and stop only when this process stops them.
@@ -74,14 +78,23 @@ def worker_context(preload: Sequence[str] = ()):
     keeps that disposition (a blocked signal mask would not survive ``spawn``'s exec, an
     ignored signal does). The server imports ``preload`` (e.g. the modules of the task
     functions) before it forks anything, so each worker starts with them imported instead
-    of importing numpy & co. itself. Where there is no fork server (Windows), ``spawn``."""
+    of importing numpy & co. itself. Where there is no fork server (Windows), ``spawn``.
+
+    There is one fork server per process, started by the first backend that needs it, and
+    its preload list is fixed then. So it also preloads the parts of the execution stack
+    that this process has already imported (:data:`STACK_MODULES`): a LocalCluster started
+    after a process pool in the same process (a notebook, a study script, the benchmark)
+    then forks workers with Dask already imported, instead of each worker importing it
+    again on every cluster start (the benchmark's ``dask-local-2`` side is such a case)."""
     import multiprocessing
+    import sys
 
     if "forkserver" not in multiprocessing.get_all_start_methods() or not in_main_thread():
         return multiprocessing.get_context("spawn")
     from multiprocessing import forkserver
 
-    forkserver.set_forkserver_preload(["__main__", __name__, *preload])  # at its start
+    stack = [name for name in STACK_MODULES if name in sys.modules]
+    forkserver.set_forkserver_preload(["__main__", __name__, *stack, *preload])  # at its start
     handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         forkserver.ensure_running()  # a few ms: the server starts, it imports on its own

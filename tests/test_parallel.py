@@ -230,3 +230,42 @@ def test_a_task_modules_declared_lazy_imports_are_preloaded_for_pool_workers(tmp
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout) == {"parent_has_it": False, "workers": [True] * 4}
     assert task_modules(_tasks(1)) == ["iclr25.testing"]  # nothing declared: the module only
+
+
+STACK_PROBE = """
+import json, sys
+
+
+def has_distributed():
+    return "distributed" in sys.modules  # in a pool worker, before anything imports it
+
+
+if __name__ == "__main__":  # the fork server imports __main__
+    if sys.argv[1] == "imported":
+        import distributed  # noqa: F401
+    from iclr25.parallel_local import worker_context
+
+    with worker_context().Pool(1) as pool:
+        print(json.dumps(pool.apply(has_distributed)))
+"""
+
+
+@pytest.mark.parametrize("parent", ["imported", "not-imported"])
+def test_the_fork_server_preloads_dask_only_when_this_process_has_imported_it(tmp_path, parent):
+    """One fork server per process, its preload fixed when the first backend starts it: if
+    this process has imported Dask (it may start a LocalCluster later), the server preloads
+    it, so later cluster workers do not import it on every start; a process that never
+    imported it does not make its pool workers pay for it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "probe.py").write_text(STACK_PROBE)
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = subprocess.run(
+        [sys.executable, str(tmp_path / "probe.py"), parent],
+        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) is (parent == "imported")
