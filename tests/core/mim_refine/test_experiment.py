@@ -62,3 +62,25 @@ def test_profile_verdict_rules_and_bootstrap():
     assert verdict(5, 7, 0.15, 0.1, diff) == "vacuous"
     assert verdict(5, 7, 0.5, 0.1, {"ci_low": -0.1, "ci_high": 0.1}) == "inconclusive"
     assert verdict(5, 7, 0.5, 0.1, {"ci_low": -0.2, "ci_high": -0.1}) == "fails"
+
+
+def test_mae_lr_rule_picks_best_validation_knn_ties_to_smaller_lr():
+    from iclr25.core.mim_refine.experiment import MAE_LR_GRID, choose_mae_lr, sweep_tasks
+
+    runs = [{"lr": lr, "val_knn": acc, "wall_s": 1.0} for lr, acc in
+            [(3e-5, 0.40), (1e-4, 0.45), (3e-4, 0.45), (1e-3, 0.30)]]  # fmt: skip
+    sel = choose_mae_lr(runs)
+    assert sel["chosen"] == 1e-4 and sel["grid"] == [3e-5, 1e-4, 3e-4, 1e-3]
+    runs[2]["val_knn"] = 0.46
+    assert choose_mae_lr(runs)["chosen"] == 3e-4
+    sweep = sweep_tasks(ExperimentConfig(), 5)
+    assert [t.config["lr"] for t in sweep] == list(MAE_LR_GRID)
+    assert {t.seed for t in sweep} == {5}  # one seed: the run's
+
+
+def test_mae_continued_uses_the_chosen_lr_and_summary_reports_it():
+    cfg = ExperimentConfig(seeds=3, mae_lr=1e-4)
+    task_list = tasks(cfg, 0)
+    assert {t.config["experiment"]["mae_lr"] for t in task_list} == {1e-4}
+    res = summarise(cfg, task_list, fake_results(cfg, 0.05), profile={}, mae_lr={"chosen": 1e-4})
+    assert res["budget"]["mae_lr"] == 1e-4 and res["mae_lr_selection"]["chosen"] == 1e-4
