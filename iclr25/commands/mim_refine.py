@@ -30,7 +30,8 @@ PROFILE_KEYS = (
 REFINE_KEYS = "heads, knn_before, knn_after, loss_curve, saved_to, model, data"
 EXPERIMENT_KEYS = (
     "profile, arms {mim, nna_multi, nna_last, mae_continued: knn_last, probe_last, wall_s "
-    "(per seed); mim also knn_best}, budget, comparisons [treatment, control, metric, "
+    "(per seed); mim also knn_best}, budget, mae_lr_selection {rule, grid, val_knn, "
+    "chosen} (null with --mae-lr), comparisons [treatment, control, metric, "
     "mean_diff, ci_low, ci_high, n_seeds, verdict], headline_holds, headline"
 )
 
