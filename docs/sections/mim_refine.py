@@ -76,9 +76,22 @@ def render_headline(sources) -> str:
         + ("met." if sizing["meets_issue_size"] else f"**not met** ({sizing['why']}).")
     )
     d = prof["peak_minus_last"]
+    sel = res.get("mae_lr_selection")
+    lr_line = (
+        f"mae_continued lr (rule fixed before the run: {sel['rule']}): grid "
+        + ", ".join(
+            f"{lr:g} → {num(acc)}" for lr, acc in zip(sel["grid"], sel["val_knn"], strict=True)
+        )
+        + f" (validation k-NN, same budget per lr); **chosen {sel['chosen']:g}** (NNA arms: "
+        f"{b.get('nna_lr', 1e-3):g}, untuned)."
+        if sel
+        else f"mae_continued lr {b.get('mae_lr') or 1e-3:g} (no sweep in this run)."
+    )
     return "\n".join(
         [
             size_line,
+            "",
+            lr_line,
             "",
             f"Profile of the bundled MAE on this split: k-NN per block "
             f"{', '.join(num(v) for v in prof['knn_accuracy'])}; peak (validation) block "
@@ -100,14 +113,21 @@ def render_bench(sources) -> str:
     fig = doc["figures"]
     size, issue = fig["sizes"], fig["issue_sizes"]
     secs = ", ".join(f"{k} {num(v)} s" for k, v in fig["seconds"].items())
+    walls = fig.get("wall_seconds")  # newer files: ratios of CPU time, wall times beside
+    cpu_or_wall = "CPU time" if walls else "wall time"
+    wall = (
+        " (median wall: " + ", ".join(f"{k} {num(v)} s" for k, v in walls.items()) + ")"
+        if walls
+        else ""
+    )
     return "\n".join(
         [
             targets_table(doc),
             "",
             f"k-NN over {size['blocks']} blocks, bank {num(size['bank'])} × {size['dim']}, "
             f"{num(size['queries'])} queries, k 10 (issue: {issue['blocks']} blocks, "
-            f"{num(issue['queries'])} queries); median wall time per run of all blocks: "
-            f"{secs}. Predictions agree with ours on "
+            f"{num(issue['queries'])} queries); median {cpu_or_wall} per run of all blocks: "
+            f"{secs}{wall}. Predictions agree with ours on "
             f"{pct(fig['agreement']['sklearn'], 2)} (scikit-learn) and "
             f"{pct(fig['agreement']['torch_loop'], 2)} (torch loop) of the queries. "
             f"Extraction: {num(size['images'])} images (issue: {num(issue['images'])}).",

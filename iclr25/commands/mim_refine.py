@@ -30,7 +30,8 @@ PROFILE_KEYS = (
 REFINE_KEYS = "heads, knn_before, knn_after, loss_curve, saved_to, model, data"
 EXPERIMENT_KEYS = (
     "profile, arms {mim, nna_multi, nna_last, mae_continued: knn_last, probe_last, wall_s "
-    "(per seed); mim also knn_best}, budget, comparisons [treatment, control, metric, "
+    "(per seed); mim also knn_best}, budget, mae_lr_selection {rule, grid, val_knn, "
+    "chosen} (null with --mae-lr), comparisons [treatment, control, metric, "
     "mean_diff, ci_low, ci_high, n_seeds, verdict], headline_holds, headline"
 )
 
@@ -211,7 +212,10 @@ def refine(
     *,
     run: Run,
 ) -> None:
-    """Two-stage NNA refinement (heads only, then encoder + heads); saves the encoder."""
+    """Two-stage NNA refinement (heads only, then encoder + heads); saves the encoder.
+
+    Trains on the common ``--device`` (auto: CUDA when usable; ``--device cuda`` without a
+    usable CUDA device is an error, exit 2, nothing written)."""
     import torch
 
     from iclr25 import atomic
@@ -225,9 +229,10 @@ def refine(
     check_pooling(enc, pooling)
     cfg = RefineConfig(
         parse_heads(heads, enc.depth), head_steps, steps, batch_size, lr, tau=tau, topk=topk,
-        queue=queue, objective=objective, pooling=pooling,
+        queue=queue, objective=objective, pooling=pooling, device=run.device.kind,
     )  # fmt: skip
     check_refine_config(cfg)
+    run.log(f"refining on {run.device.kind} ({run.device.reason})")
 
     def last_knn() -> float:
         f_tr, f_te = extract_blocks(enc, x_tr, pooling)[-1], extract_blocks(enc, x_te, pooling)[-1]
@@ -275,6 +280,10 @@ def experiment(
     batch_size: Annotated[int, typer.Option("--batch-size", help="Images per step.")] = 64,
     queue: Annotated[int, typer.Option("--queue", help="FIFO size per head.")] = 4096,
     topk: Annotated[int, typer.Option("--topk", help="Neighbour candidates.")] = 20,
+    mae_lr: Annotated[
+        float | None,
+        typer.Option("--mae-lr", help="mae_continued's base lr (default: the validation sweep)."),
+    ] = None,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -282,12 +291,22 @@ def experiment(
     run: Run,
 ) -> None:
     """mim vs nna_multi, nna_last and mae_continued from the bundled MAE; paired t-intervals."""
+    from dataclasses import replace
+
     from iclr25 import parallel_options
-    from iclr25.core.mim_refine.experiment import QUICK, ExperimentConfig, summarise, tasks
+    from iclr25.core.mim_refine.experiment import (
+        QUICK,
+        ExperimentConfig,
+        choose_mae_lr,
+        summarise,
+        sweep_tasks,
+        tasks,
+    )
     from iclr25.core.mim_refine.refine import RefineConfig, check_refine_config
     from iclr25.parallel import run_tasks
 
     require(seeds >= 2, f"--seeds {seeds}: an interval needs ≥ 2 seeds", "use --seeds 3")
+    require(mae_lr is None or mae_lr > 0, f"--mae-lr {mae_lr} must be > 0", "e.g. --mae-lr 1e-4")
     sizes = {"n_train": n_train, "n_test": n_test, "head_steps": head_steps, "steps": steps,
              "queue": queue, "topk": topk, "seeds": seeds}  # fmt: skip
     cfg = ExperimentConfig(
@@ -299,12 +318,21 @@ def experiment(
         )
     )
     profile = _profile_for_experiment(cfg, run.seed)
-    task_list = tasks(cfg, run.seed)
     execution = parallel_options.execution(workers, scheduler, no_cache)
+    selection = None
+    if mae_lr is None:  # the pre-registered rule (experiment module docstring)
+        sweep = sweep_tasks(cfg, run.seed)
+        with run.progress("mae lr sweep", total=len(sweep)) as advance:
+            found = run_tasks(sweep, execution, command="mim-refine experiment", on_done=advance)
+        selection = choose_mae_lr(found.results)
+        mae_lr = selection["chosen"]
+        run.log(f"mae_continued lr {mae_lr:g} (validation k-NN {selection['val_knn']})")
+    cfg = replace(cfg, mae_lr=mae_lr)
+    task_list = tasks(cfg, run.seed)
     with run.progress("arm × seed", total=len(task_list)) as advance, run.timer("arms_s"):
         outcome = run_tasks(task_list, execution, command="mim-refine experiment", on_done=advance)
     parallel_options.report(run, outcome)
-    results = summarise(cfg, task_list, outcome.results, profile)
+    results = summarise(cfg, task_list, outcome.results, profile, selection)
     if quick:
         run.warn("quick: a smoke run (2 seeds, 40 steps), not evidence")
     run.finish(results, cfg, _render_experiment)

@@ -91,3 +91,17 @@ def test_refine_saves_a_loadable_encoder_in_the_input_format(cli, folders, tmp_p
     assert (save / "config.json").exists() and (save / "model.safetensors").exists()
     enc = load_encoder(save)
     assert enc.source == "timm" and enc.depth == 3 and enc.image_size == 16
+
+
+def test_refine_device_cuda_without_a_device_exits_2_and_writes_nothing(cli, tmp_path):
+    from iclr25.gpu import cuda_available
+
+    if cuda_available():
+        pytest.skip("a CUDA device is usable here: the gpu test covers refine on cuda")
+    save = tmp_path / "refined"
+    bad = cli("mim-refine", "refine", "--save", save, "--device", "cuda", "--n-train", "40",
+              "--n-test", "20")  # fmt: skip
+    assert bad.returncode == 2, bad
+    line = error_line(bad.stderr)
+    assert "--device cuda" in line and "--device cpu" in line
+    assert not save.exists()

@@ -7,7 +7,16 @@ Arms, all from the same MAE, with the same data order and augmentations per seed
   on a validation split of train (``knn_best``);
 - ``nna_multi``: two-stage refinement with NNA heads on the last third of the blocks;
 - ``nna_last``: the same with one head on the last block (the paper's 1-head ablation);
-- ``mae_continued``: MAE training continued for the same steps and batch size.
+- ``mae_continued``: MAE training continued for the same steps and batch size, at the lr
+  picked by the rule below.
+
+``mae_continued``'s lr (rule fixed before any run; last round's control ran at the NNA
+lr 1e-3 and lost accuracy, which made the comparison unfair to it): one continued-MAE run
+per lr of :data:`MAE_LR_GRID`, each with the arms' budget (same steps, batch, data order
+and views; seed = the run seed), scored by last-block k-NN on a stratified 20 % validation
+split of the training images (bank = the other 80 %; the test set is not used); the best
+wins, ties → the smaller lr. The NNA arms keep their lr untuned, so the selection can
+only favour the control. ``--mae-lr`` skips the sweep.
 
 Evaluation (every arm): last-block CLS k-NN (k 10, τ 0.07) and a logistic probe.
 
@@ -38,6 +47,8 @@ COMPARISONS = (
     ("nna_multi", "nna_last", "probe_last", "probe_last"),
 )
 HEADLINE = 4  # the first four comparisons
+#: mae_continued's lr grid (the module docstring's rule); base lr of the layer-wise decay
+MAE_LR_GRID = (3e-5, 1e-4, 3e-4, 1e-3)
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,7 @@ class ExperimentConfig:
     steps: int = 900  # 1000 steps × 64 = 12.8 epochs of 5000 images
     batch_size: int = 64
     lr: float = 1e-3
+    mae_lr: float | None = None  # mae_continued's base lr; None: not chosen yet (sweep)
     tau: float = 0.2
     topk: int = 20
     queue: int = 4096
@@ -92,9 +104,10 @@ def evaluate(enc, train, test, cfg: ExperimentConfig, seed: int, all_blocks: boo
     return out
 
 
-def continue_mae(enc, images, cfg: ExperimentConfig, seed: int) -> None:
+def continue_mae(enc, images, cfg: ExperimentConfig, seed: int, lr: float) -> None:
     """The control: MAE training of the same encoder for the same steps and batch size,
-    on view 1 of each step's batch, AdamW(0.9, 0.95) with the refinement's layer-wise lrs."""
+    on view 1 of each step's batch, AdamW(0.9, 0.95) with the refinement's layer-wise
+    decay of the base ``lr`` (the decoder gets ``lr``), same warm-up + cosine."""
     import torch
 
     from iclr25.core.mim_refine.augment import batch_indices, views
@@ -105,8 +118,8 @@ def continue_mae(enc, images, cfg: ExperimentConfig, seed: int) -> None:
     mae = load_mae(enc)
     for p in mae.parameters():
         p.requires_grad_(True)
-    groups = [{**g, "weight_decay": 0.05} for g in layer_lrs(enc, cfg.lr, 0.65)]
-    groups.append({"params": list(mae.decoder.parameters()), "lr": cfg.lr, "weight_decay": 0.05})
+    groups = [{**g, "weight_decay": 0.05} for g in layer_lrs(enc, lr, 0.65)]
+    groups.append({"params": list(mae.decoder.parameters()), "lr": lr, "weight_decay": 0.05})
     opt = torch.optim.AdamW(groups, betas=(0.9, 0.95))
     base = [g["lr"] for g in opt.param_groups]
     total = cfg.head_steps + cfg.steps
@@ -147,11 +160,59 @@ def run_arm(config: dict, seed: int) -> dict:
             )  # fmt: skip
             refine(enc, images, rcfg, seed)
         elif arm == "mae_continued":
-            continue_mae(enc, images, cfg, seed)
+            continue_mae(enc, images, cfg, seed, cfg.lr if cfg.mae_lr is None else cfg.mae_lr)
         train_s = time.perf_counter() - t0
         result = evaluate(enc, train, test, cfg, seed, all_blocks=arm == "mim")
     result.pop("profile", None)
     return {**result, "wall_s": train_s}
+
+
+def run_mae_lr(config: dict, seed: int) -> dict:
+    """One lr of the sweep (a :class:`iclr25.parallel.Task` function): continued MAE at
+    ``config["lr"]``, then last-block k-NN on the validation split of the training images."""
+    import torch
+
+    from iclr25.core.mim_refine.data import stratified_split
+    from iclr25.core.mim_refine.encoder import extract_blocks, load_encoder
+    from iclr25.core.mim_refine.knn import KnnConfig, knn_accuracy
+    from iclr25.threads import small_problem_threads
+
+    cfg = ExperimentConfig(**config["experiment"])
+    with small_problem_threads():
+        torch.manual_seed(seed)
+        (x_tr, y_tr), _ = _data(cfg.n_train, cfg.n_test, cfg.data_seed)
+        enc = load_encoder(None)
+        t0 = time.perf_counter()
+        continue_mae(enc, torch.as_tensor(x_tr), cfg, seed, config["lr"])
+        train_s = time.perf_counter() - t0
+        feats = extract_blocks(enc, x_tr, cfg.pooling)[-1]
+        fit, val = stratified_split(y_tr, 0.2, seed)
+        acc = knn_accuracy(
+            feats[fit], y_tr[fit], feats[val], y_tr[val], KnnConfig(cfg.k, cfg.knn_tau)
+        )
+    return {"lr": config["lr"], "val_knn": acc, "wall_s": train_s}
+
+
+def sweep_tasks(cfg: ExperimentConfig, run_seed: int, grid=MAE_LR_GRID) -> list:
+    from iclr25.parallel import Task
+
+    config = asdict(cfg)
+    return [
+        Task(run_mae_lr, {"lr": lr, "experiment": config}, run_seed, label=f"mae lr {lr:g}")
+        for lr in grid
+    ]
+
+
+def choose_mae_lr(results: list[dict]) -> dict:
+    """The rule: the highest validation k-NN; ties → the smaller lr."""
+    best = min(results, key=lambda r: (-r["val_knn"], r["lr"]))
+    return {
+        "rule": "argmax validation last-block k-NN over the grid, ties → smaller lr",
+        "grid": [r["lr"] for r in results],
+        "val_knn": [r["val_knn"] for r in results],
+        "wall_s": [r["wall_s"] for r in results],
+        "chosen": best["lr"],
+    }
 
 
 def tasks(cfg: ExperimentConfig, run_seed: int) -> list:
@@ -180,7 +241,9 @@ def comparison_verdict(ci_low: float, ci_high: float) -> str:
     return "holds" if ci_low > 0 else "reversed" if ci_high < 0 else "inconclusive"
 
 
-def summarise(cfg: ExperimentConfig, task_list: list, results: list, profile: dict) -> dict:
+def summarise(
+    cfg: ExperimentConfig, task_list: list, results: list, profile: dict, mae_lr: dict | None = None
+) -> dict:
     arms = {arm: {} for arm in ARMS}
     for task, res in zip(task_list, results, strict=True):
         arm = arms[task.config["arm"]]
@@ -206,11 +269,14 @@ def summarise(cfg: ExperimentConfig, task_list: list, results: list, profile: di
         "epochs": steps * cfg.batch_size / cfg.n_train,
         "n_train": cfg.n_train,
         "n_test": cfg.n_test,
+        "nna_lr": cfg.lr,
+        "mae_lr": cfg.mae_lr,
     }
     return {
         "profile": profile,
         "arms": arms,
         "budget": budget,
+        "mae_lr_selection": mae_lr,
         "comparisons": comparisons,
         "headline_holds": headline_holds,
         "headline": headline(comparisons, headline_holds, cfg.quick),

@@ -62,12 +62,21 @@ def make_vit(cfg: MaeConfig):
 class MAE(nn.Module):
     """lightly's MAE recipe: encode the kept patches, decode all, predict the masked ones."""
 
-    def __init__(self, vit, cfg: MaeConfig) -> None:
+    def __init__(self, vit, cfg: MaeConfig, fresh: bool = True) -> None:
+        """``fresh``: lightly's MAE initialisation of ``vit`` (weights, fixed sin-cos
+        positions), for training from scratch. ``fresh=False`` keeps ``vit``'s trained
+        weights: lightly's wrapper re-initialises every weight of the ViT it wraps unless
+        told to skip, which would silently restart a trained encoder from random."""
         from lightly.models.modules import MAEDecoderTIMM, MaskedVisionTransformerTIMM
 
         super().__init__()
         self.cfg = cfg
-        self.backbone = MaskedVisionTransformerTIMM(vit=vit)
+        init = "" if fresh else "skip"
+        self.backbone = MaskedVisionTransformerTIMM(
+            vit=vit,
+            weight_initialization=init,
+            pos_embed_initialization="sincos" if fresh else "skip",
+        )
         self.sequence_length = self.backbone.sequence_length
         with warnings.catch_warnings():  # lightly 1.6 marks it deprecated (renamed in 1.7)
             warnings.simplefilter("ignore", FutureWarning)
@@ -126,7 +135,7 @@ def load_mae(enc) -> MAE:
     from iclr25.core.mim_refine.encoder import bundled_path
 
     cfg = MaeConfig()
-    mae = MAE(enc.module, cfg)
+    mae = MAE(enc.module, cfg, fresh=False)  # keep the (trained) encoder's weights
     state = load_file(str(bundled_path().parent / "mae_decoder.safetensors"))
     mae.decoder.load_state_dict(state)
     return mae

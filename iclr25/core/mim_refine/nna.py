@@ -112,7 +112,7 @@ def nna_logits(z: torch.Tensor, nn_z: torch.Tensor, p: torch.Tensor, tau: float,
 
 def nna_loss(z, nn_z, p, tau: float, objective: str = "nna") -> torch.Tensor:
     logits = nna_logits(z, nn_z, p, tau, objective)
-    return F.cross_entropy(logits, torch.arange(len(z)))
+    return F.cross_entropy(logits, torch.arange(len(z), device=logits.device))
 
 
 def head_loss(

@@ -10,6 +10,11 @@ filled with real projections of the (frozen) encoder before step 1 (a noise-fill
 hands out noise as positives until it has been filled once). Both views of a batch go
 through the encoder in one pass; hooks (:class:`encoder.BlockTaps`) hand each head its
 block's pooled token.
+
+Device (``RefineConfig.device``): the encoder, heads and queues train there; batches and
+their views are drawn on the CPU (the same seeded generators as on CPU) and then moved;
+on CUDA with CuPy the queue look-up uses the ``topk_cosine`` selection kernel
+(:func:`nna.top_candidates`). The encoder is back on the CPU when :func:`refine` returns.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class RefineConfig:
     queue: int = 4096  # FIFO size per head (≥ 4 × batch)
     objective: str = "nna"  # nna | nnclr (swap every logit)
     pooling: str = "cls"
+    device: str = "cpu"  # cpu | cuda (resolved by the command's --device)
     head_hidden: int = 256  # "micro" preset scaled down: projector 256-256-128
     head_out: int = 128
     encoder_wd: float = 0.05
@@ -108,8 +114,8 @@ class Refiner:
         self.enc, self.cfg, self.seed = enc, cfg, seed
         self.heads = torch.nn.ModuleDict(
             {str(b): NNAHead(enc.dim, cfg.head_hidden, cfg.head_out) for b in cfg.heads}
-        )
-        self.queues = {b: FifoQueue(cfg.queue, cfg.head_out) for b in cfg.heads}
+        ).to(cfg.device)
+        self.queues = {b: FifoQueue(cfg.queue, cfg.head_out, cfg.device) for b in cfg.heads}
         self.taps = BlockTaps(enc, [b - 1 for b in cfg.heads], cfg.pooling)
         self.gen = torch.Generator().manual_seed(seed + 17)
 
@@ -125,14 +131,15 @@ class Refiner:
             for j in range(n_batches):
                 idx = batch_indices(len(images), self.cfg.batch_size, self.seed + 1, j)
                 (x,) = views(images, idx, self.seed + 1, j, 1, self.enc)
-                for b, h in self.pooled(x, grad=False).items():
+                for b, h in self.pooled(x.to(self.cfg.device), grad=False).items():
                     z, _ = self.heads[str(b)](h)
                     self.queues[b].push(z, idx)
 
     def step_loss(self, images: torch.Tensor, step: int, topk: int, encoder_grad: bool):
         idx = batch_indices(len(images), self.cfg.batch_size, self.seed, step)
         v1, v2 = views(images, idx, self.seed, step, 2, self.enc)
-        pooled = self.pooled(torch.cat([v1, v2]), grad=encoder_grad)  # (2B, D) per head
+        both = torch.cat([v1, v2]).to(self.cfg.device)
+        pooled = self.pooled(both, grad=encoder_grad)  # (2B, D) per head
         n = len(idx)
         loss = sum(
             head_loss(
@@ -155,6 +162,7 @@ def refine(
 ) -> dict:
     """Run both stages in place on ``enc``; returns the loss curve and the schedule used."""
     check_refine_config(cfg)
+    enc.module.to(cfg.device)
     refiner = Refiner(enc, cfg, seed)
     for p in enc.module.parameters():
         p.requires_grad_(False)
@@ -205,6 +213,7 @@ def refine(
             offset += n_steps
     finally:
         refiner.close()
+        enc.module.to("cpu")
         for p in enc.module.parameters():
             p.requires_grad_(False)
     return {"heads": list(cfg.heads), "loss_curve": losses}

@@ -62,3 +62,57 @@ def test_profile_verdict_rules_and_bootstrap():
     assert verdict(5, 7, 0.15, 0.1, diff) == "vacuous"
     assert verdict(5, 7, 0.5, 0.1, {"ci_low": -0.1, "ci_high": 0.1}) == "inconclusive"
     assert verdict(5, 7, 0.5, 0.1, {"ci_low": -0.2, "ci_high": -0.1}) == "fails"
+
+
+def test_mae_lr_rule_picks_best_validation_knn_ties_to_smaller_lr():
+    from iclr25.core.mim_refine.experiment import MAE_LR_GRID, choose_mae_lr, sweep_tasks
+
+    runs = [{"lr": lr, "val_knn": acc, "wall_s": 1.0} for lr, acc in
+            [(3e-5, 0.40), (1e-4, 0.45), (3e-4, 0.45), (1e-3, 0.30)]]  # fmt: skip
+    sel = choose_mae_lr(runs)
+    assert sel["chosen"] == 1e-4 and sel["grid"] == [3e-5, 1e-4, 3e-4, 1e-3]
+    runs[2]["val_knn"] = 0.46
+    assert choose_mae_lr(runs)["chosen"] == 3e-4
+    sweep = sweep_tasks(ExperimentConfig(), 5)
+    assert [t.config["lr"] for t in sweep] == list(MAE_LR_GRID)
+    assert {t.seed for t in sweep} == {5}  # one seed: the run's
+
+
+def test_mae_continued_uses_the_chosen_lr_and_summary_reports_it():
+    cfg = ExperimentConfig(seeds=3, mae_lr=1e-4)
+    task_list = tasks(cfg, 0)
+    assert {t.config["experiment"]["mae_lr"] for t in task_list} == {1e-4}
+    res = summarise(cfg, task_list, fake_results(cfg, 0.05), profile={}, mae_lr={"chosen": 1e-4})
+    assert res["budget"]["mae_lr"] == 1e-4 and res["mae_lr_selection"]["chosen"] == 1e-4
+
+
+def test_continue_mae_starts_from_the_trained_encoder_at_the_lr_it_is_given():
+    import torch
+
+    from iclr25.core.mim_refine.encoder import load_encoder
+    from iclr25.core.mim_refine.experiment import continue_mae
+    from iclr25.core.mim_refine.mae import load_mae
+
+    torch.set_num_threads(1)
+    enc = load_encoder(None)
+    before = {k: v.clone() for k, v in enc.module.state_dict().items()}
+    load_mae(enc)  # lightly's wrapper re-initialises a ViT unless told to skip
+    assert all(torch.equal(v, before[k]) for k, v in enc.module.state_dict().items())
+    cfg = ExperimentConfig(n_train=60, n_test=20, head_steps=0, steps=1, batch_size=8, lr=1e-3)
+    images = torch.randint(0, 256, (60, 32, 32, 3), dtype=torch.uint8)
+    continue_mae(enc, images, cfg, seed=0, lr=0.0)  # cfg.lr is 1e-3: must not be used
+    assert all(torch.equal(v, before[k]) for k, v in enc.module.state_dict().items())
+    continue_mae(enc, images, cfg, seed=0, lr=1e-3)
+    key = "blocks.7.mlp.fc1.weight"
+    assert not torch.equal(enc.module.state_dict()[key], before[key])
+
+
+@pytest.mark.slow  # textures, training and k-NN: ~5 s quiet
+def test_one_lr_of_the_sweep_scores_the_validation_split():
+    from dataclasses import asdict
+
+    from iclr25.core.mim_refine.experiment import run_mae_lr
+
+    cfg = ExperimentConfig(n_train=60, n_test=20, head_steps=0, steps=2, batch_size=8)
+    out = run_mae_lr({"lr": 3e-4, "experiment": asdict(cfg)}, seed=1)
+    assert out["lr"] == 3e-4 and 0.0 <= out["val_knn"] <= 1.0
