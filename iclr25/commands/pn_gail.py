@@ -368,11 +368,6 @@ def compare_command(
             results, outcomes = study.run_study(config, run.seed, ex, advance)
     for outcome in outcomes:
         report(run, outcome)
-    if quick:
-        from iclr25.core.pn_gail import fixed_point as fp
-
-        game = fp.make_game([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]], [1.0, 0.2], [0.2, 0.8])
-        results["fixed_point"] = fp.solve(game, seed=run.seed)
     results["headline"] = study.headline(results)
     run.finish(results, dataclasses.asdict(config), render_compare)
 
@@ -391,7 +386,7 @@ DEMO = (
     ),
     DemoStep(
         "pn-gail compare",
-        ("pn-gail", "compare", "--quick", "--no-cache"),
+        ("pn-gail", "compare", "--quick", "--no-cache", "--workers", "2"),
         lambda doc: doc["results"]["headline"],
         timeout_s=600.0,
     ),

@@ -121,3 +121,35 @@ def test_study_results_are_the_same_on_every_backend():
     assert set(dom) == {"gail", "pn-gail-shuffled", "weighted-bc"}
     assert serial["conditions"][0]["passed"] is None  # pn-gail was not run: no verdict
     assert serial["verdict"].startswith("incomplete")
+
+
+def test_a_quick_study_runs_its_fixed_point_check_as_a_first_stage_task(monkeypatch):
+    """``compare --quick``'s fixed-point check is a task beside the demonstrations (so
+    ``--workers 2`` overlaps them): it is in the results, solved with the run's seed, and
+    counted by the progress bar. The solver is replaced by a cheap stand-in here (its
+    accuracy is tested in tests/core/pn_gail/test_fixed_point.py)."""
+    from iclr25.core.pn_gail import fixed_point, study
+    from iclr25.core.pn_gail.confidence import ClassifierConfig
+    from iclr25.core.pn_gail.demos import DemoConfig
+    from iclr25.parallel_options import execution
+
+    def solve(game, seed=0):
+        return {"seed": seed, "p_d": game.p_d.tolist()}
+
+    monkeypatch.setattr(fixed_point, "solve", solve)
+    config = study.CompareConfig(
+        settings=("dominated",),
+        methods=("weighted-bc",),
+        seeds=1,
+        classifier=ClassifierConfig(steps=20),
+        demo=DemoConfig(episodes=1),
+        quick=True,
+    )
+    config = dataclasses.replace(config, bc=dataclasses.replace(config.bc, steps=20))
+    done: list = []
+    results, (first, _) = study.run_study(config, 7, execution(1, None, True), done.append)
+    game = fixed_point.make_game(*study.QUICK_GAME)
+    assert results["fixed_point"] == {"seed": 7, "p_d": game.p_d.tolist()}
+    assert len(first.results) == 2  # the check and the seed's demonstrations
+    assert len(done) == study.task_count(config) == 3
+    assert study.task_count(dataclasses.replace(config, quick=False)) == 2

@@ -310,23 +310,43 @@ def build_method_tasks(config: CompareConfig, seed: int, prepared: dict) -> list
     return tasks
 
 
+#: the game of ``compare --quick``'s fixed-point check (a two-block toy: probabilities of
+#: the three actions per block, the blocks' shares and confidences)
+QUICK_GAME = ([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]], [1.0, 0.2], [0.2, 0.8])
+
+
+def fixed_point_task(config: dict, seed: int) -> dict:
+    """``compare --quick``'s fixed-point check as a task of the first stage, so that with
+    ``--workers 2`` it runs beside the demonstrations and classifier, not after the study."""
+    from iclr25.core.pn_gail import fixed_point as fp
+
+    return fp.solve(fp.make_game(*config["game"]), seed=seed)
+
+
 def run_study(config: CompareConfig, seed: int, execution=None, on_done=None):
-    """Both stages through :func:`iclr25.parallel.run_tasks`; (results, [outcomes])."""
-    from iclr25.parallel import run_tasks
+    """Both stages through :func:`iclr25.parallel.run_tasks`; (results, [outcomes]). A
+    quick run adds the fixed-point check to the first stage (``results["fixed_point"]``)."""
+    from iclr25.parallel import Task, run_tasks
 
     prep_tasks = build_prepare_tasks(config, seed)
-    prep = run_tasks(prep_tasks, execution, command="pn-gail compare:demos", on_done=on_done)
+    side = [Task(fixed_point_task, {"game": QUICK_GAME}, seed, label="fixed point")]
+    side = side if config.quick else []
+    prep = run_tasks(side + prep_tasks, execution, command="pn-gail compare:demos", on_done=on_done)
+    fixed = prep.results[0] if side else None
     prepared: dict = {s: [] for s in config.settings}
-    for task, value in zip(prep_tasks, prep.results, strict=True):
+    for task, value in zip(prep_tasks, prep.results[len(side) :], strict=True):
         prepared[task.config.setting].append(value)
     method_tasks = build_method_tasks(config, seed, prepared)
     done = run_tasks(method_tasks, execution, command="pn-gail compare", on_done=on_done)
     runs: dict = {}
     for task, value in zip(method_tasks, done.results, strict=True):
         runs.setdefault((task.config.setting, task.config.method), []).append(value)
-    return summarize(config, prepared, runs), [prep, done]
+    results = summarize(config, prepared, runs)
+    if fixed is not None:
+        results["fixed_point"] = fixed
+    return results, [prep, done]
 
 
 def task_count(config: CompareConfig) -> int:
     per_seed = sum(1 + len(config.methods_of(s)) for s in config.settings)
-    return per_seed * config.seeds
+    return per_seed * config.seeds + (1 if config.quick else 0)
