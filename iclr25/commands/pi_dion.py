@@ -276,6 +276,10 @@ def compare_command(
         str, typer.Option("--labels", help="Comma-separated label counts N of the supervised runs.")
     ] = "10,30,100,300,1000",
     steps: Annotated[int, typer.Option("--steps", help="Optimiser steps of every network.")] = 4000,
+    batch: Annotated[int, typer.Option("--batch", help="Instances per Adam step.")] = 100,
+    lbfgs_steps: Annotated[
+        int, typer.Option("--lbfgs-steps", help="Then full-batch L-BFGS iterations (every net).")
+    ] = 0,
     width: Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")] = 64,
     basis: Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")] = 16,
     quick: Annotated[
@@ -306,7 +310,8 @@ def compare_command(
     p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
     config = compare.CompareConfig(
         p, n_train, n_test, seeds, _label_grid(labels, n_train),
-        train.TrainConfig(steps=steps, width=width, basis=basis),
+        train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch,
+                          lbfgs_steps=lbfgs_steps),
     )  # fmt: skip
     if quick:
         config = compare.quick(config)
@@ -416,6 +421,9 @@ def _check_compare(config) -> None:
         raise UsageError(f"--seeds {config.seeds}: intervals need ≥ 3 seeds", "use --seeds 3")
     if config.n_test < 2 or config.train.steps < 1:
         raise UsageError("--n-test must be ≥ 2 and --steps ≥ 1", "e.g. --n-test 500 --steps 4000")
+    from iclr25.core.pi_dion import train
+
+    train.check(config.train)
 
 
 def _demo_headline(doc: dict) -> str:
