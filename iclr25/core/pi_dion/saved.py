@@ -21,6 +21,12 @@ from iclr25.errors import InputError
 
 FORMAT = "iclr25-pi-dion/1"
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "pi_dion" / "pi_dion_rd1d.safetensors"
+BASELINE_LABELS = (10, 30, 100, 300, 1000)  # the supervised DeepONets bundled beside it
+
+
+def baseline_path(folder: Path, n: int) -> Path:
+    """Where the supervised DeepONet on ``n`` labelled pairs lives in ``folder``."""
+    return Path(folder) / f"supervised_rd1d_N{n}.safetensors"
 LAYOUT_TOL = 1e-6  # sensor positions equal to this tolerance count as the same layout
 
 
