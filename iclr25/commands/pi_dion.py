@@ -294,6 +294,15 @@ def compare_command(
             "training settings (equal budget).",
         ),
     ] = None,  # fmt: skip
+    baselines: Annotated[
+        str | None,
+        typer.Option(
+            "--baselines",
+            help="Score these trained supervised DeepONets (bundled or the folder "
+            "`scripts/train_pi_dion.py --baselines` wrote) instead of training one per seed; "
+            "needs --model (their recipe must be its recipe).",
+        ),
+    ] = None,  # fmt: skip
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -315,8 +324,10 @@ def compare_command(
     )  # fmt: skip
     if quick:
         config = compare.quick(config)
-    if model is not None:
-        config = _with_model(config, model, run)
+    if model is not None or config.model is not None:
+        config = _with_model(config, model or config.model, run)
+    if baselines is not None or config.baselines is not None:
+        config = _with_baselines(config, baselines or config.baselines)
     _check_compare(config)
     _warn_partial(run, p)
     execution = parallel_options.execution(workers, scheduler, no_cache)
@@ -412,6 +423,38 @@ def _with_model(config, model: str, run: Run):
              f"models get its recipe: {recipe.steps} Adam steps, batch {recipe.batch}, "
              f"{recipe.lbfgs_steps} L-BFGS steps")  # fmt: skip
     return replace(config, train=recipe, model=str(path), model_sha256=saved.sha256_of(path))
+
+
+def _with_baselines(config, baselines: str):
+    """Score trained supervised DeepONets: one per label count, each for this problem and
+    layout, each trained with the PI-DION model's recipe (equal budget)."""
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion import compare, problem, saved
+    from iclr25.errors import InputError, UsageError
+
+    if config.model is None:
+        raise UsageError("--baselines needs --model: the baselines are scored against a "
+                         "trained PI-DION with their recipe", "add --model bundled")  # fmt: skip
+    folder = compare.baselines_folder(baselines)
+    p, shas = config.problem, []
+    for n in config.labels:
+        path = saved.baseline_path(folder, n)
+        if not path.is_file():
+            raise InputError(f"no supervised DeepONet for N = {n} in {folder} ({path.name})",
+                             f"train them: scripts/train_pi_dion.py --baselines-only --out "
+                             f"{folder}/pi_dion_rd1d.safetensors, or choose --labels")  # fmt: skip
+        loaded = saved.load(path)
+        saved.check_compatible(loaded, problem.sensor_points(p), p.pde, p.c, 1)
+        if loaded.meta.get("labels") != n:
+            raise InputError(f"{path} was trained on {loaded.meta.get('labels')} labels, not {n}",
+                             "retrain it with scripts/train_pi_dion.py --baselines")  # fmt: skip
+        if loaded.meta.get("train") != config.train.__dict__:
+            raise InputError(f"{path} was trained with another recipe than the PI-DION model "
+                             "(unequal budget)", "train both with one scripts/train_pi_dion.py "
+                             "recipe")  # fmt: skip
+        shas.append(saved.sha256_of(path))
+    return replace(config, baselines=str(folder), baselines_sha256=tuple(shas))
 
 
 def _check_compare(config) -> None:

@@ -204,3 +204,37 @@ def test_noise_fits_a_slope_per_method(cli):
     assert fit["ci_low"] <= fit["slope"] <= fit["ci_high"]
     assert 0.2 < fit["slope"] < 0.8  # the Bayes error grows like noise^0.44 (docs/pi-dion.md)
     assert isinstance(r["rate_reproduced"]["bayes"], bool)
+
+
+@pytest.fixture(scope="module")
+def baselines(tmp_path_factory):
+    """A tiny PI-DION and supervised N = 5 for the default layout; N = 10 with another recipe."""
+    from iclr25.core.pi_dion import problem, saved, train
+
+    root = tmp_path_factory.mktemp("baselines")
+    p = problem.Problem()
+    data = problem.generate(p, 10, np.random.default_rng(0), problem.operators(p))
+    cfg = train.TrainConfig(steps=1, batch=5, collocation=8, width=4, basis=2)
+    model, _ = train.train_pi_dion(data.d, data.x, p.c, cfg, 0)
+    saved.save(root / "pi.safetensors", model, data.x, p.pde, p.c, {"train": cfg.__dict__})
+    for n, recipe in ((5, cfg), (10, {**cfg.__dict__, "steps": 2})):
+        meta = {"train": getattr(recipe, "__dict__", recipe), "labels": n}
+        saved.save(saved.baseline_path(root, n), model, data.x, p.pde, p.c, meta)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--baselines", "FOLDER", "--labels", "5"), "needs --model"),
+        (("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,30"), "N = 30"),
+        (("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,10"), "another recipe"),
+    ],
+)
+def test_compare_baselines_bad_input(cli, baselines, tmp_path, args, needle):
+    out = tmp_path / "run"
+    subst = {"FOLDER": baselines, "MODEL": baselines / "pi.safetensors"}
+    result = cli("pi-dion", "compare", *(subst.get(a, a) for a in args), "--out", out)
+    assert result.returncode == 2, result
+    assert needle in error_line(result.stderr)
+    assert not out.exists()

@@ -27,6 +27,8 @@ BASELINE_LABELS = (10, 30, 100, 300, 1000)  # the supervised DeepONets bundled b
 def baseline_path(folder: Path, n: int) -> Path:
     """Where the supervised DeepONet on ``n`` labelled pairs lives in ``folder``."""
     return Path(folder) / f"supervised_rd1d_N{n}.safetensors"
+
+
 LAYOUT_TOL = 1e-6  # sensor positions equal to this tolerance count as the same layout
 
 
