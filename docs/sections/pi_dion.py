@@ -2,6 +2,7 @@
 
 - ``compare``: the headline study and its control (experiments/results/pi-dion-compare*.json).
 - ``bundled``: the embedded model's training log (iclr25/data/pi_dion/train_log.json).
+- ``baselines``: the bundled supervised DeepONets' log (iclr25/data/pi_dion/baselines_log.json).
 - ``noise``: the stability study (experiments/results/pi-dion-noise.json).
 - ``bench``: the physics-loss benchmark (benchmarks/results/pi-dion.json).
 """
@@ -13,6 +14,7 @@ from docs.sections import interval, md_table, num, targets_table
 COMPARE = "experiments/results/pi-dion-compare.json"
 CONTROL = "experiments/results/pi-dion-compare-subdomain.json"
 BUNDLED = "iclr25/data/pi_dion/train_log.json"
+BASELINES = "iclr25/data/pi_dion/baselines_log.json"
 NOISE = "experiments/results/pi-dion-noise.json"
 BENCH = "benchmarks/results/pi-dion.json"
 
@@ -93,6 +95,22 @@ def render_bundled(sources) -> str:
     )
 
 
+def render_baselines(sources) -> str:
+    log = sources.load(BASELINES)
+    tr, held = log["train"], log["held_out"]
+    rows = [[num(r["labels"]), f"`{r['file']}`", num(r["rel_l2_f"]), num(r["cpu_s"]),
+             f"`{r['sha256'][:12]}…`"] for r in log["baselines"]]  # fmt: skip
+    head = (
+        f"Supervised DeepONets trained by `scripts/train_pi_dion.py {' '.join(log['argv'])}` "
+        f"with the embedded model's recipe ({num(tr['steps'])} full-batch Adam + "
+        f"{num(tr['lbfgs_steps'])} L-BFGS steps, seed 0) on the first N of its 1,000 training "
+        f"instances with their f; rel. L² f on the held-out set (seed {held['seed']}, "
+        f"{num(held['instances'])} instances):"
+    )
+    headers = ["N labels", "file", "rel. L² f", "CPU s", "sha256"]
+    return "\n\n".join([head, md_table(rows, headers)])
+
+
 def render_noise(sources) -> str:
     doc = sources.load(NOISE)
     res = doc["document"]["results"]
@@ -130,6 +148,7 @@ def render_bench(sources) -> str:
 SECTIONS = {
     "compare": render_compare,
     "bundled": render_bundled,
+    "baselines": render_baselines,
     "noise": render_noise,
     "bench": render_bench,
 }

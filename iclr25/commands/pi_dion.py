@@ -46,13 +46,13 @@ SensorsOpt = Annotated[
     ),
 ]
 DimOpt = Annotated[
-    int, typer.Option("--dim", help="Space dimension: 1, or 2 (`generate` and `solve` only).")
+    int, typer.Option("--dim", help="Space dimension: 1, or 2 (`generate`, `train`, `solve`).")
 ]
 
 
 def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
              sensors: str, two_d: bool = False):  # fmt: skip
-    """The checked problem; ``two_d``: the caller handles --dim 2 (`generate` so far)."""
+    """The checked problem; ``two_d``: the caller handles --dim 2 (generate, train)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
@@ -60,8 +60,8 @@ def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, 
         return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
                        dim=2)  # fmt: skip
     if dim != 1:
-        raise UsageError(f"--dim {dim} is not built for this command yet (`generate` and "
-                         "`solve` take --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
+        raise UsageError(f"--dim {dim} is not built for this command yet (`generate`, `train` "
+                         "and `solve` take --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
     points = None
     if sensors != "full" and not sensors.startswith("subdomain:"):
         from iclr25.core.pi_dion.measurements import read_sensors
@@ -170,6 +170,7 @@ def train_command(
         ),
     ] = None,  # fmt: skip
     pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
     k: KOpt = 1.0,
     kappa: KappaOpt = 6.0,
     steps: StepsOpt = 4000,
@@ -194,10 +195,14 @@ def train_command(
     from iclr25.commands.pi_dion_solve import run_train
     from iclr25.core.pi_dion import train
 
-    p = _problem(pde, 1, k, kappa, 2.5, 0.2, 0.01, "full")
-    cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr)
+    p = _problem(pde, dim, k, kappa, 2.5, 0.2, 0.01, "full", two_d=True)
+    cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr,
+                            collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
     train.check(cfg)
     run_train(run, p, cfg, data, measurements, labels, save)
+
+
+COLLOCATION_2D = 1024  # random residual points per step in (0,1)² (128 in 1-D)
 
 
 SOLVE_KEYS = (

@@ -103,6 +103,22 @@ def test_generate_and_solve_2d(cli, tmp_path):
     assert np.all(np.linalg.norm(f_hat - f, axis=1) / np.linalg.norm(f, axis=1) < 0.4)
     res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz")
     assert res.returncode == 2 and "--method tikhonov" in error_line(res.stderr)
+    assert "train --dim 2" in error_line(res.stderr)  # no bundled 2-D model: how to train one
+    # a 2-D PI-DION trained label-free on train.npz, then used by solve
+    model = tmp_path / "m2d.safetensors"
+    res = cli("pi-dion", "train", "--dim", "2", "--data", out, "--steps", "3", "--width", "8",
+              "--basis", "4", "--save", model, "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    assert r["dim"] == 2 and r["mode"] == "label-free" and r["held_out"]["instances"] == 2
+    res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz",
+              "--model", model, "--grid", "5", "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    assert r["method"] == "pi-dion" and np.array(r["f"]).shape == (2, 25)
+    assert np.all(np.array(r["u"]).reshape(2, 5, 5)[:, 0, :] == 0)  # u = 0 on ∂Ω
+    res = cli("pi-dion", "solve", "--measurements", out / "test.npz", "--model", model)
+    assert res.returncode == 2 and "--dim 2" in error_line(res.stderr)
 
 
 def test_generate_needs_out(cli):

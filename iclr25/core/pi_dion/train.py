@@ -72,7 +72,15 @@ def _batches(n: int, batch: int, gen: torch.Generator):
             yield perm[start : start + min(batch, n)]
 
 
-def _fit(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int, seed: int, progress=None):
+def _fit(
+    model: torch.nn.Module,
+    loss_of: Callable,
+    cfg: TrainConfig,
+    n: int,
+    seed: int,
+    progress=None,
+    dim: int = 1,
+):
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -82,7 +90,8 @@ def _fit(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int, seed: int, 
     last = float("nan")
     for step in range(cfg.steps):
         idx = next(batches)
-        loss = loss_of(idx, torch.rand(cfg.collocation, generator=gen, dtype=DTYPE))
+        shape = (cfg.collocation,) if dim == 1 else (cfg.collocation, dim)
+        loss = loss_of(idx, torch.rand(shape, generator=gen, dtype=DTYPE))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -90,13 +99,23 @@ def _fit(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int, seed: int, 
         last = float(loss.detach())
         if progress and (step + 1) % 100 == 0:
             progress(100)
-    return _lbfgs(model, loss_of, cfg, n) if cfg.lbfgs_steps else last
+    return _lbfgs(model, loss_of, cfg, n, dim) if cfg.lbfgs_steps else last
 
 
-def _lbfgs(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int) -> float:
-    """Full-batch L-BFGS (strong Wolfe line search) at 2·collocation fixed midpoints."""
+def midpoints(collocation: int, dim: int = 1) -> torch.Tensor:
+    """L-BFGS's fixed collocation set: 2·collocation midpoints on [0, 1] (1-D), or the
+    midpoints of a k × k grid with k² ≥ 2·collocation on [0, 1]² (2-D, (k², 2))."""
+    if dim == 1:
+        return (torch.arange(2 * collocation, dtype=DTYPE) + 0.5) / (2 * collocation)
+    k = math.ceil(math.sqrt(2 * collocation))
+    s = (torch.arange(k, dtype=DTYPE) + 0.5) / k
+    return torch.cartesian_prod(s, s)
+
+
+def _lbfgs(model: torch.nn.Module, loss_of: Callable, cfg: TrainConfig, n: int, dim=1) -> float:
+    """Full-batch L-BFGS (strong Wolfe line search) at fixed midpoints (:func:`midpoints`)."""
     idx = torch.arange(n)
-    x = (torch.arange(2 * cfg.collocation, dtype=DTYPE) + 0.5) / (2 * cfg.collocation)
+    x = midpoints(cfg.collocation, dim)
     opt = torch.optim.LBFGS(model.parameters(), lr=1.0, max_iter=cfg.lbfgs_steps,
                             history_size=50, tolerance_grad=0.0, tolerance_change=0.0,
                             line_search_fn="strong_wolfe")  # fmt: skip
