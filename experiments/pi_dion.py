@@ -10,7 +10,8 @@ verdict; a study is one command line at the size the docs report.
   N ∈ {10, 30, 100, 300, 1000}, 5 seeds asked. The full recipe costs ≈ 325 CPU-s per seed
   (PI-DION ≈ 140, the five supervised nets ≈ 175): on the shared machine this round my
   nice-10 workers got ≈ 30 % of one core, so 3 seeds at the full recipe (≈ 1,000 CPU-s)
-  would not have finished in the time left; half the recipe (≈ 160 CPU-s per seed) does; two workers of one thread each, task cache on, tasks in seed order, so a run cut
+  would not have finished in the time left; half the recipe (≈ 160 CPU-s per seed) does;
+  two workers of one thread each, task cache on, tasks in seed order, so a run cut
   for time keeps its first seeds whole and is finished by rerunning it with ``--seeds``
   lowered to the seeds that completed (the result file then says how many). (The
   previous round scored the one bundled model on every seed: its interval had width 0.)

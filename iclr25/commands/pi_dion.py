@@ -45,23 +45,23 @@ SensorsOpt = Annotated[
         "file of sensor positions (header x, one row per sensor).",
     ),
 ]
-DimOpt = Annotated[
-    int, typer.Option("--dim", help="Space dimension: 1, or 2 (`generate`, `train`, `solve`).")
-]
+DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension: 1, or 2 (not in `noise`).")]
 
 
 def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
              sensors: str, two_d: bool = False):  # fmt: skip
-    """The checked problem; ``two_d``: the caller handles --dim 2 (generate, train)."""
+    """The checked problem; ``two_d``: the caller handles --dim 2 (generate, train, compare)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
+    if dim not in (1, 2):
+        raise UsageError(f"--dim {dim} is not a dimension here", "use --dim 1 or --dim 2")
     if dim == 2 and two_d:
         return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
                        dim=2)  # fmt: skip
     if dim != 1:
-        raise UsageError(f"--dim {dim} is not built for this command yet (`generate`, `train` "
-                         "and `solve` take --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
+        raise UsageError(f"--dim {dim} is not built for this command yet (`generate`, `train`, "
+                         "`solve` and `compare` take --dim 2)", "use --dim 1")  # fmt: skip
     points = None
     if sensors != "full" and not sensors.startswith("subdomain:"):
         from iclr25.core.pi_dion.measurements import read_sensors
@@ -76,6 +76,8 @@ def _warn_partial(run: Run, p) -> None:
     from iclr25.core.pi_dion.measurements import identifiable_fraction
     from iclr25.core.pi_dion.problem import sensor_points
 
+    if p.dim == 2:
+        return  # --dim 2 takes full sensors only
     share = identifiable_fraction(sensor_points(p))
     if share < 1:
         run.warn(
@@ -321,12 +323,18 @@ def compare_command(
     from iclr25.commands.pi_dion_render import render_compare
     from iclr25.core.pi_dion import compare, train
 
-    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors, two_d=True)
     config = compare.CompareConfig(
         p, n_train, n_test, seeds, _label_grid(labels, n_train),
         train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch,
-                          lbfgs_steps=lbfgs_steps),
+                          lbfgs_steps=lbfgs_steps,
+                          collocation=128 if dim == 1 else COLLOCATION_2D),
     )  # fmt: skip
+    if dim == 2 and (model is not None or baselines is not None):
+        from iclr25.errors import UsageError
+
+        raise UsageError("--model and --baselines are 1-D only (no 2-D model is bundled)",
+                         "drop them: compare --dim 2 trains every network per seed")  # fmt: skip
     if quick:
         config = compare.quick(config)
     if model is not None or config.model is not None:

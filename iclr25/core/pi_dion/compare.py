@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from iclr25.core.pi_dion import bayes, problem, saved, tikhonov, train
+from iclr25.core.pi_dion import bayes, bayes2d, problem, saved, tikhonov, train
 from iclr25.core.pi_dion.measurements import hull, identifiable_fraction
 from iclr25.core.pi_dion.problem import Problem
 from iclr25.errors import RunFailure
@@ -58,6 +58,7 @@ class CompareConfig:
     # seed i scores on its own held-out draw: with every network loaded (nothing trained),
     # the seeds then vary the test instances (the interval is over test draws only)
     test_per_seed: bool = False
+    layout2d: bayes2d.Layout2D = field(default_factory=bayes2d.Layout2D)  # --dim 2 only
 
 
 # --quick on another problem than the bundled models': small networks trained per seed
@@ -136,8 +137,29 @@ def run_method(task: MethodTask, seed: int) -> dict:
         return _run_method(task, seed)
 
 
+def _run_method_2d(task: MethodTask, seed: int) -> dict:
+    from iclr25.core.pi_dion import compare2d
+
+    cfg, p = task.config, task.config.problem
+    layout = cfg.layout2d
+    ops = compare2d.operators(p, layout)
+    test_seed = [TEST_SEED, task.data_seed] if cfg.test_per_seed else TEST_SEED
+    test = compare2d.generate(p, layout, ops, cfg.n_test, np.random.default_rng(test_seed))
+    u, f, infer_s = compare2d.estimate(task.method, cfg, seed, task.data_seed, test, p,
+                                       layout, ops)  # fmt: skip
+    return {
+        "rel_l2_f": float(compare2d.rel_l2(f, test.f).mean()),
+        "rel_l2_u": None if u is None else float(compare2d.rel_l2(u, test.u).mean()),
+        "sq_err_f": ((f - test.f) ** 2).sum(1).tolist(),
+        "sq_norm_f": float((test.f**2).sum()),
+        "inference_ms_per_instance": 1000 * infer_s / len(test.d),
+    }
+
+
 def _run_method(task: MethodTask, seed: int) -> dict:
     p = task.config.problem
+    if p.dim == 2:
+        return _run_method_2d(task, seed)
     ops = problem.operators(p)
     test_seed = [TEST_SEED, task.data_seed] if task.config.test_per_seed else TEST_SEED
     test = problem.generate(p, task.config.n_test, np.random.default_rng(test_seed), ops)
@@ -295,10 +317,10 @@ def run_compare(
     outcome = run_tasks(tasks(config, seed), execution, command=COMMAND, on_done=on_done)
     results = summarise(config, outcome.results)
     p = config.problem
-    x = problem.sensor_points(p)
+    x = config.layout2d.sensors() if p.dim == 2 else problem.sensor_points(p)
     results["identifiable_fraction"] = identifiable_fraction(x)
-    results["problem"] = {"pde": p.pde, "c": p.c, "noise": p.noise, "sensors": p.sensors,
-                          "n_sensors": len(x),
+    results["problem"] = {"pde": p.pde, "dim": p.dim, "c": p.c, "noise": p.noise,
+                          "sensors": p.sensors, "n_sensors": len(x),
                           "nu": p.nu, "ell": p.ell, "n_train": config.n_train,
                           "n_test": config.n_test, "steps": config.train.steps,
                           "lbfgs_steps": config.train.lbfgs_steps, "batch": config.train.batch,
