@@ -45,7 +45,7 @@ SensorsOpt = Annotated[
         "file of sensor positions (header x, one row per sensor).",
     ),
 ]
-DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension: 1, or 2 (not in `noise`).")]
+DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension: 1 or 2.")]
 
 
 def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
@@ -363,6 +363,7 @@ NOISE_KEYS = (
 @command(app, "noise", epilog=f"JSON results: {NOISE_KEYS}.")
 def noise_command(
     pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
     k: KOpt = 1.0,
     kappa: KappaOpt = 6.0,
     nu: NuOpt = 2.5,
@@ -393,9 +394,10 @@ def noise_command(
     from iclr25 import parallel_options
     from iclr25.core.pi_dion import noise, train
 
-    p = _problem(pde, 1, k, kappa, nu, ell, 0.01, "full")
+    p = _problem(pde, dim, k, kappa, nu, ell, 0.01, "full", two_d=True)
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
-    recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps)
+    recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps,
+                               collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
     train.check(recipe)
     cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, recipe)
     if quick:
