@@ -13,6 +13,7 @@ from docs.sections import interval, md_table, num, targets_table
 
 COMPARE = "experiments/results/pi-dion-compare.json"
 CONTROL = "experiments/results/pi-dion-compare-subdomain.json"
+PREVIOUS = "experiments/results/pi-dion-compare-bundled.json"
 BUNDLED = "iclr25/data/pi_dion/train_log.json"
 BASELINES = "iclr25/data/pi_dion/baselines_log.json"
 NOISE = "experiments/results/pi-dion-noise.json"
@@ -45,10 +46,10 @@ def _budget(p: dict) -> str:
     return text + " per network"
 
 
-def _block(doc: dict, title: str, outside: bool) -> str:
+def _block(doc: dict, title: str, outside: bool, name: str | None = None) -> str:
     res = doc["document"]["results"]
     p = res["problem"]
-    head = f"**{title}** (study `{doc['name']}`, {num(doc['seconds'])} s)"
+    head = f"**{title}** (study `{name or doc['name']}`, {num(doc['seconds'])} s)"
     setting = (
         f"{p['pde']}, sensors {p['sensors']}, noise {num(p['noise'])}, {num(p['n_train'])} "
         f"unlabelled training inputs, {num(p['n_test'])} held-out instances, "
@@ -60,11 +61,18 @@ def _block(doc: dict, title: str, outside: bool) -> str:
             f"{p['model_sha256'][:12]}…), the same at every seed; seeds vary the supervised "
             "models' data and initialisation."
         )
+    else:
+        setting += (
+            " PI-DION is retrained on every seed's unlabelled data with the same recipe as "
+            "every supervised model."
+        )
     return "\n\n".join([head, setting, _table(res, outside), f"Verdict: {res['verdict']}"])
 
 
 def render_compare(sources) -> str:
     parts = [_block(sources.load(COMPARE), "Headline", False)]
+    parts.append(_block(sources.load(PREVIOUS), "Previous round: the bundled model scored on "
+                        "every seed", False, "pi-dion-compare-bundled"))  # fmt: skip
     parts.append(_block(sources.load(CONTROL), "Control (partial sensors)", True))
     return "\n\n".join(parts)
 

@@ -255,3 +255,17 @@ def test_compare_baselines_bad_input(cli, baselines, tmp_path, args, needle):
     assert result.returncode == 2, result
     assert needle in error_line(result.stderr)
     assert not out.exists()
+
+
+@pytest.mark.slow  # 21 tasks (bundled models, Tikhonov, Bayes on 3 test draws)
+def test_compare_quick_scores_the_bundled_models(cli, tmp_path):
+    res = cli("pi-dion", "compare", "--quick", "--json", "--quiet", "--no-cache")
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    assert r["methods"] == ["pi_dion", "supervised_N10", "supervised_N30", "supervised_N100",
+                            "supervised_N300", "supervised_N1000", "tikhonov", "bayes"]  # fmt: skip
+    assert r["problem"]["model"].endswith("pi_dion_rd1d.safetensors")
+    assert len(r["problem"]["baselines_sha256"]) == 5 and r["problem"]["test_per_seed"]
+    f = r["rel_l2_f"]["pi_dion"]
+    assert f["ci_low"] < f["mean"] < f["ci_high"]  # three test draws
+    assert "test draws only" in r["verdict"]
