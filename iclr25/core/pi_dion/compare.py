@@ -292,11 +292,13 @@ def verdict(config: CompareConfig, out: dict) -> str:
         + ("reproduced" if out["effect_reproduced"] else "NOT reproduced")
         + f" (pass: {out['pass_condition']})."
     )
-    if config.model is not None:
-        text += (
-            " PI-DION is one trained model on every seed"
-            + (" and so is each supervised DeepONet" if config.baselines else "")
-            + (": the intervals are over test draws only." if config.test_per_seed else ".")
+    if config.model is not None and config.baselines is not None:
+        text += " PI-DION and each supervised DeepONet are one trained model on every seed" + (
+            ": the intervals are over test draws only." if config.test_per_seed else "."
+        )
+    elif config.model is not None:
+        text += " PI-DION is one trained model on every seed (its interval " + (
+            "is over test draws only)." if config.test_per_seed else "has width 0)."
         )
     if "rel_l2_f_outside" in out:
         text += (
