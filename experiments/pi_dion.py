@@ -13,7 +13,8 @@ verdict; a study is one command line at the size the docs report.
   would not have finished in the time left; half the recipe (≈ 160 CPU-s per seed) does;
   two workers of one thread each, task cache on, tasks in seed order, so a run cut
   for time keeps its first seeds whole and is finished by rerunning it with ``--seeds``
-  lowered to the seeds that completed (the result file then says how many). (The
+  lowered to the seeds that completed (the result file then says how many). All 5
+  seeds completed this round (2,494 s wall). (The
   previous round scored the one bundled model on every seed: its interval had width 0.)
 - ``pi-dion-compare-bundled``: the previous round's headline: the one bundled PI-DION
   (full recipe, trained once, seed 0) scored on every seed against supervised DeepONets

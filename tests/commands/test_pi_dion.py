@@ -105,6 +105,14 @@ def test_generate_and_solve_2d(cli, tmp_path):
     res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz")
     assert res.returncode == 2 and "--method tikhonov" in error_line(res.stderr)
     assert "train --dim 2" in error_line(res.stderr)  # no bundled 2-D model: how to train one
+
+
+@pytest.mark.slow  # the 2-D prior operators (~10 CPU-s), a few training steps, two solves
+def test_train_and_solve_2d_pi_dion(cli, tmp_path):
+    out = tmp_path / "data2d"
+    res = cli("pi-dion", "generate", "--dim", "2", "--n-train", "3", "--n-test", "2",
+              "--out", out, "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
     # a 2-D PI-DION trained label-free on train.npz, then used by solve
     model = tmp_path / "m2d.safetensors"
     res = cli("pi-dion", "train", "--dim", "2", "--data", out, "--steps", "3", "--width", "8",

@@ -72,6 +72,10 @@ def solve(data: Measurements, p: Problem, method: str, grid: int, noise_std: flo
     out = np.linspace(0.0, 1.0, grid)
     x, y = np.meshgrid(out, out, indexing="ij")
     points = np.stack([x.ravel(), y.ravel()], axis=1)  # (grid², 2)
+    if method == "pi-dion" and loaded is None:
+        raise UsageError("--method pi-dion with --dim 2 needs a trained 2-D model",
+                         "train one (train --dim 2 --save MODEL), or use --method tikhonov or "
+                         "bayes")  # fmt: skip
     if method == "pi-dion":
         from iclr25.core.pi_dion.train2d import predict_2d
 
