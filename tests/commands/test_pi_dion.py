@@ -252,8 +252,16 @@ def baselines(tmp_path_factory):
     ("args", "needle"),
     [
         (("--baselines", "FOLDER", "--labels", "5"), "needs --model"),
-        (("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,30"), "N = 30"),
-        (("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,10"), "another recipe"),
+        pytest.param(
+            ("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,30"),
+            "N = 30",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,10"),
+            "another recipe",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_compare_baselines_bad_input(cli, baselines, tmp_path, args, needle):

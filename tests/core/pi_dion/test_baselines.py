@@ -53,6 +53,7 @@ def test_scored_networks_vary_only_with_the_test_draw(folder):
     assert "test draws only" in drawn["verdict"]
 
 
+@pytest.mark.slow  # one more compare run
 def test_a_scored_baseline_is_the_saved_network(folder):
     cfg = scored(folder, True)
     res, _ = compare.run_compare(cfg, 5, Execution(cache=False))
