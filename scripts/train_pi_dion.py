@@ -8,6 +8,15 @@ Problem: reaction-diffusion 1-D, k = 1, 64 full sensors, noise 0.01, Matérn ν 
 call. Recipe (label-free; see docs/pi-dion.md): full-batch Adam (lr 1e-3, cosine decay),
 then full-batch L-BFGS at fixed collocation points; one torch thread, seed 0.
 
+With ``--baselines`` (optionally ``--baselines N,N,...``; default N = 10, 30, 100, 300,
+1000) the script also trains the supervised DeepONets that ``compare --quick`` scores:
+the same network, recipe, seed and training instances, each on the first N instances
+*with* their f (labels are the point of a baseline; PI-DION's training call still never
+receives f). ``--baselines-only`` trains just those and leaves the PI-DION file alone.
+They are written beside ``--out`` as ``supervised_rd1d_N<n>.safetensors`` with
+``baselines_log.json`` (held-out errors, CPU time, sha256 of each). A bad list is one
+line on stderr, exit 2, before anything is trained or written.
+
 Acceptance check (labels used for scoring only, after training): relative L² on the
 held-out set (seed 20250101, 500 instances) ≤ 0.40 on f and ≤ 0.05 on u. The model is
 written whether or not it passes, and the log ``train_log.json`` beside it records the
@@ -42,6 +51,78 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+DEFAULT_BASELINES = "10,30,100,300,1000"
+
+
+def parse_baselines(args) -> list[int]:
+    """The label counts of the baselines to train ([] for none); ValueError on a bad list."""
+    if args.baselines is None and not args.baselines_only:
+        return []
+    text = DEFAULT_BASELINES if args.baselines is None else args.baselines
+    fix = f"e.g. --baselines {DEFAULT_BASELINES}"
+    try:
+        labels = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(
+            f"--baselines {text!r} is not a comma-separated list of integers — {fix}"
+        ) from None
+    bad = [n for n in labels if not 1 <= n <= args.n_train]
+    if bad:
+        raise ValueError(f"--baselines {bad}: every N must be in 1..--n-train ({args.n_train}) — "
+                         f"{fix}, or raise --n-train")  # fmt: skip
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"--baselines {text}: a label count is repeated — {fix}")
+    return sorted(labels)
+
+
+def train_baselines(args, p, data, test, cfg, labels: list[int]) -> None:
+    """Supervised DeepONets on the first N labelled instances, the PI-DION recipe and seed
+    (full batch: a batch larger than N is N, as in the compare study)."""
+    from iclr25.core.pi_dion import problem, saved, train
+    from iclr25.provenance import provenance
+
+    rows = []
+    for n in labels:
+        wall0, cpu0 = time.perf_counter(), cpu_seconds()
+        model, loss = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg, args.seed)
+        wall_s, cpu_s = time.perf_counter() - wall0, cpu_seconds() - cpu0
+        _, f_hat = train.predict(model, test.d, test.grid)
+        path = saved.baseline_path(args.out.parent, n)
+        meta = {
+            "train": cfg.__dict__,
+            "labels": n,
+            "instances": n,
+            "seed": args.seed,
+            "data_seed": args.data_seed,
+            "noise": p.noise,
+            "nu": p.nu,
+            "ell": p.ell,
+        }
+        saved.save(path, model, data.x, p.pde, p.c, meta)
+        err = float(problem.rel_l2(f_hat, test.f).mean())
+        rows.append(
+            {
+                "labels": n,
+                "file": path.name,
+                "final_loss": loss,
+                "rel_l2_f": err,
+                "wall_s": wall_s,
+                "cpu_s": cpu_s,
+                "sha256": saved.sha256_of(path),
+            }
+        )
+        print(f"supervised N = {n}: held-out rel L2 f {err:.4f} ({cpu_s:.0f} CPU-s)", flush=True)
+    log = {
+        "script": "scripts/train_pi_dion.py",
+        "argv": sys.argv[1:],
+        "train": cfg.__dict__,
+        "held_out": {"seed": HELD_OUT_SEED, "instances": HELD_OUT_N},
+        "baselines": rows,
+        "provenance": provenance(["scripts/train_pi_dion.py", *sys.argv[1:]], [args.seed]),
+    }
+    (args.out.parent / "baselines_log.json").write_text(json.dumps(log, indent=2) + "\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000, help="full-batch Adam steps")
@@ -51,15 +132,31 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DATA / "pi_dion_rd1d.safetensors")
     parser.add_argument("--loss-log", type=Path, help="every Adam step's batch loss as JSON")
+    parser.add_argument("--baselines", nargs="?", const=DEFAULT_BASELINES, default=None,
+                        metavar="N,N,...", help="also train the supervised DeepONets on the "
+                        f"first N labelled instances (default {DEFAULT_BASELINES})")  # fmt: skip
+    parser.add_argument("--baselines-only", action="store_true",
+                        help="train only the baselines; keep the PI-DION file")  # fmt: skip
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from iclr25.distributed_torch import process_group
+    from iclr25.distributed_torch import process_group, refuse_launch
 
+    try:
+        labels = parse_baselines(args)
+    except ValueError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 2
+    refusal = labels and refuse_launch(
+        "train_pi_dion.py --baselines", "the supervised baselines train in one process"
+    )
+    if refusal:  # every rank would train every baseline and race on their files
+        print(refusal, file=sys.stderr)
+        return 2
     with process_group("cpu") as group:
-        return run(args, group)
+        return run(args, group, labels)
 
 
-def run(args, group) -> int:
+def run(args, group, labels: list[int]) -> int:
     import numpy as np
     import torch
 
@@ -73,6 +170,12 @@ def run(args, group) -> int:
     data = problem.generate(p, args.n_train, np.random.default_rng(args.data_seed), ops)
     measured = data.d  # (N, 64) the only thing training sees
     cfg = train.TrainConfig(steps=args.steps, batch=args.n_train, lbfgs_steps=args.lbfgs_steps)
+    test = problem.generate(p, HELD_OUT_N, np.random.default_rng(HELD_OUT_SEED), ops)
+    if labels:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        train_baselines(args, p, data, test, cfg, labels)
+    if args.baselines_only:
+        return 0
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
     losses: list[float] = []
     model, loss = train.train_pi_dion(
@@ -82,7 +185,6 @@ def run(args, group) -> int:
     if not group.is_main:
         return 0  # rank 0 evaluates, prints and writes
 
-    test = problem.generate(p, HELD_OUT_N, np.random.default_rng(HELD_OUT_SEED), ops)
     u_hat, f_hat = train.predict(model, test.d, test.grid)
     err_f = float(problem.rel_l2(f_hat, test.f).mean())
     err_u = float(problem.rel_l2(u_hat, test.u).mean())

@@ -2,6 +2,7 @@
 
 - ``compare``: the headline study and its control (experiments/results/pi-dion-compare*.json).
 - ``bundled``: the embedded model's training log (iclr25/data/pi_dion/train_log.json).
+- ``baselines``: the bundled supervised DeepONets' log (iclr25/data/pi_dion/baselines_log.json).
 - ``noise``: the stability study (experiments/results/pi-dion-noise.json).
 - ``bench``: the physics-loss benchmark (benchmarks/results/pi-dion.json).
 """
@@ -12,7 +13,9 @@ from docs.sections import interval, md_table, num, targets_table
 
 COMPARE = "experiments/results/pi-dion-compare.json"
 CONTROL = "experiments/results/pi-dion-compare-subdomain.json"
+PREVIOUS = "experiments/results/pi-dion-compare-bundled.json"
 BUNDLED = "iclr25/data/pi_dion/train_log.json"
+BASELINES = "iclr25/data/pi_dion/baselines_log.json"
 NOISE = "experiments/results/pi-dion-noise.json"
 BENCH = "benchmarks/results/pi-dion.json"
 
@@ -43,10 +46,10 @@ def _budget(p: dict) -> str:
     return text + " per network"
 
 
-def _block(doc: dict, title: str, outside: bool) -> str:
+def _block(doc: dict, title: str, outside: bool, name: str | None = None) -> str:
     res = doc["document"]["results"]
     p = res["problem"]
-    head = f"**{title}** (study `{doc['name']}`, {num(doc['seconds'])} s)"
+    head = f"**{title}** (study `{name or doc['name']}`, {num(doc['seconds'])} s)"
     setting = (
         f"{p['pde']}, sensors {p['sensors']}, noise {num(p['noise'])}, {num(p['n_train'])} "
         f"unlabelled training inputs, {num(p['n_test'])} held-out instances, "
@@ -58,11 +61,18 @@ def _block(doc: dict, title: str, outside: bool) -> str:
             f"{p['model_sha256'][:12]}…), the same at every seed; seeds vary the supervised "
             "models' data and initialisation."
         )
+    else:
+        setting += (
+            " PI-DION is retrained on every seed's unlabelled data with the same recipe as "
+            "every supervised model."
+        )
     return "\n\n".join([head, setting, _table(res, outside), f"Verdict: {res['verdict']}"])
 
 
 def render_compare(sources) -> str:
     parts = [_block(sources.load(COMPARE), "Headline", False)]
+    parts.append(_block(sources.load(PREVIOUS), "Previous round: the bundled model scored on "
+                        "every seed", False, "pi-dion-compare-bundled"))  # fmt: skip
     parts.append(_block(sources.load(CONTROL), "Control (partial sensors)", True))
     return "\n\n".join(parts)
 
@@ -91,6 +101,22 @@ def render_bundled(sources) -> str:
     return "\n\n".join(
         [recipe, held_out, md_table(rows, ["error", "measured", "target", "verdict"])]
     )
+
+
+def render_baselines(sources) -> str:
+    log = sources.load(BASELINES)
+    tr, held = log["train"], log["held_out"]
+    rows = [[num(r["labels"]), f"`{r['file']}`", num(r["rel_l2_f"]), num(r["cpu_s"]),
+             f"`{r['sha256'][:12]}…`"] for r in log["baselines"]]  # fmt: skip
+    head = (
+        f"Supervised DeepONets trained by `scripts/train_pi_dion.py {' '.join(log['argv'])}` "
+        f"with the embedded model's recipe ({num(tr['steps'])} full-batch Adam + "
+        f"{num(tr['lbfgs_steps'])} L-BFGS steps, seed 0) on the first N of its 1,000 training "
+        f"instances with their f; rel. L² f on the held-out set (seed {held['seed']}, "
+        f"{num(held['instances'])} instances):"
+    )
+    headers = ["N labels", "file", "rel. L² f", "CPU s", "sha256"]
+    return "\n\n".join([head, md_table(rows, headers)])
 
 
 def render_noise(sources) -> str:
@@ -130,6 +156,7 @@ def render_bench(sources) -> str:
 SECTIONS = {
     "compare": render_compare,
     "bundled": render_bundled,
+    "baselines": render_baselines,
     "noise": render_noise,
     "bench": render_bench,
 }

@@ -45,23 +45,23 @@ SensorsOpt = Annotated[
         "file of sensor positions (header x, one row per sensor).",
     ),
 ]
-DimOpt = Annotated[
-    int, typer.Option("--dim", help="Space dimension: 1, or 2 (`generate` and `solve` only).")
-]
+DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension: 1 or 2.")]
 
 
 def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
              sensors: str, two_d: bool = False):  # fmt: skip
-    """The checked problem; ``two_d``: the caller handles --dim 2 (`generate` so far)."""
+    """The checked problem; ``two_d``: the caller handles --dim 2 (generate, train, compare)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
+    if dim not in (1, 2):
+        raise UsageError(f"--dim {dim} is not a dimension here", "use --dim 1 or --dim 2")
     if dim == 2 and two_d:
         return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
                        dim=2)  # fmt: skip
     if dim != 1:
-        raise UsageError(f"--dim {dim} is not built for this command yet (`generate` and "
-                         "`solve` take --dim 2)", "use --dim 1 (2-D is planned)")  # fmt: skip
+        raise UsageError(f"--dim {dim} is not built for this command yet (`generate`, `train`, "
+                         "`solve` and `compare` take --dim 2)", "use --dim 1")  # fmt: skip
     points = None
     if sensors != "full" and not sensors.startswith("subdomain:"):
         from iclr25.core.pi_dion.measurements import read_sensors
@@ -76,6 +76,8 @@ def _warn_partial(run: Run, p) -> None:
     from iclr25.core.pi_dion.measurements import identifiable_fraction
     from iclr25.core.pi_dion.problem import sensor_points
 
+    if p.dim == 2:
+        return  # --dim 2 takes full sensors only
     share = identifiable_fraction(sensor_points(p))
     if share < 1:
         run.warn(
@@ -170,6 +172,7 @@ def train_command(
         ),
     ] = None,  # fmt: skip
     pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
     k: KOpt = 1.0,
     kappa: KappaOpt = 6.0,
     steps: StepsOpt = 4000,
@@ -194,10 +197,14 @@ def train_command(
     from iclr25.commands.pi_dion_solve import run_train
     from iclr25.core.pi_dion import train
 
-    p = _problem(pde, 1, k, kappa, 2.5, 0.2, 0.01, "full")
-    cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr)
+    p = _problem(pde, dim, k, kappa, 2.5, 0.2, 0.01, "full", two_d=True)
+    cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr,
+                            collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
     train.check(cfg)
     run_train(run, p, cfg, data, measurements, labels, save)
+
+
+COLLOCATION_2D = 1024  # random residual points per step in (0,1)² (128 in 1-D)
 
 
 SOLVE_KEYS = (
@@ -276,6 +283,10 @@ def compare_command(
         str, typer.Option("--labels", help="Comma-separated label counts N of the supervised runs.")
     ] = "10,30,100,300,1000",
     steps: Annotated[int, typer.Option("--steps", help="Optimiser steps of every network.")] = 4000,
+    batch: Annotated[int, typer.Option("--batch", help="Instances per Adam step.")] = 100,
+    lbfgs_steps: Annotated[
+        int, typer.Option("--lbfgs-steps", help="Then full-batch L-BFGS iterations (every net).")
+    ] = 0,
     width: Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")] = 64,
     basis: Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")] = 16,
     quick: Annotated[
@@ -288,6 +299,15 @@ def compare_command(
             help="Score this trained PI-DION (bundled or a `train --save` "
             "file) instead of training one per seed; the supervised models get its "
             "training settings (equal budget).",
+        ),
+    ] = None,  # fmt: skip
+    baselines: Annotated[
+        str | None,
+        typer.Option(
+            "--baselines",
+            help="Score these trained supervised DeepONets (bundled or the folder "
+            "`scripts/train_pi_dion.py --baselines` wrote) instead of training one per seed; "
+            "needs --model (their recipe must be its recipe).",
         ),
     ] = None,  # fmt: skip
     workers: WorkersOpt = 1,
@@ -303,15 +323,24 @@ def compare_command(
     from iclr25.commands.pi_dion_render import render_compare
     from iclr25.core.pi_dion import compare, train
 
-    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors, two_d=True)
     config = compare.CompareConfig(
         p, n_train, n_test, seeds, _label_grid(labels, n_train),
-        train.TrainConfig(steps=steps, width=width, basis=basis),
+        train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch,
+                          lbfgs_steps=lbfgs_steps,
+                          collocation=128 if dim == 1 else COLLOCATION_2D),
     )  # fmt: skip
+    if dim == 2 and (model is not None or baselines is not None):
+        from iclr25.errors import UsageError
+
+        raise UsageError("--model and --baselines are 1-D only (no 2-D model is bundled)",
+                         "drop them: compare --dim 2 trains every network per seed")  # fmt: skip
     if quick:
         config = compare.quick(config)
-    if model is not None:
-        config = _with_model(config, model, run)
+    if model is not None or config.model is not None:
+        config = _with_model(config, model or config.model, run)
+    if baselines is not None or config.baselines is not None:
+        config = _with_baselines(config, baselines or config.baselines)
     _check_compare(config)
     _warn_partial(run, p)
     execution = parallel_options.execution(workers, scheduler, no_cache)
@@ -334,6 +363,7 @@ NOISE_KEYS = (
 @command(app, "noise", epilog=f"JSON results: {NOISE_KEYS}.")
 def noise_command(
     pde: PdeOpt = "reaction-diffusion",
+    dim: DimOpt = 1,
     k: KOpt = 1.0,
     kappa: KappaOpt = 6.0,
     nu: NuOpt = 2.5,
@@ -364,9 +394,10 @@ def noise_command(
     from iclr25 import parallel_options
     from iclr25.core.pi_dion import noise, train
 
-    p = _problem(pde, 1, k, kappa, nu, ell, 0.01, "full")
+    p = _problem(pde, dim, k, kappa, nu, ell, 0.01, "full", two_d=True)
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
-    recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps)
+    recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps,
+                               collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
     train.check(recipe)
     cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, recipe)
     if quick:
@@ -409,6 +440,38 @@ def _with_model(config, model: str, run: Run):
     return replace(config, train=recipe, model=str(path), model_sha256=saved.sha256_of(path))
 
 
+def _with_baselines(config, baselines: str):
+    """Score trained supervised DeepONets: one per label count, each for this problem and
+    layout, each trained with the PI-DION model's recipe (equal budget)."""
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion import compare, problem, saved
+    from iclr25.errors import InputError, UsageError
+
+    if config.model is None:
+        raise UsageError("--baselines needs --model: the baselines are scored against a "
+                         "trained PI-DION with their recipe", "add --model bundled")  # fmt: skip
+    folder = compare.baselines_folder(baselines)
+    p, shas = config.problem, []
+    for n in config.labels:
+        path = saved.baseline_path(folder, n)
+        if not path.is_file():
+            raise InputError(f"no supervised DeepONet for N = {n} in {folder} ({path.name})",
+                             f"train them: scripts/train_pi_dion.py --baselines-only --out "
+                             f"{folder}/pi_dion_rd1d.safetensors, or choose --labels")  # fmt: skip
+        loaded = saved.load(path)
+        saved.check_compatible(loaded, problem.sensor_points(p), p.pde, p.c, 1)
+        if loaded.meta.get("labels") != n:
+            raise InputError(f"{path} was trained on {loaded.meta.get('labels')} labels, not {n}",
+                             "retrain it with scripts/train_pi_dion.py --baselines")  # fmt: skip
+        if loaded.meta.get("train") != config.train.__dict__:
+            raise InputError(f"{path} was trained with another recipe than the PI-DION model "
+                             "(unequal budget)", "train both with one scripts/train_pi_dion.py "
+                             "recipe")  # fmt: skip
+        shas.append(saved.sha256_of(path))
+    return replace(config, baselines=str(folder), baselines_sha256=tuple(shas))
+
+
 def _check_compare(config) -> None:
     from iclr25.errors import UsageError
 
@@ -416,6 +479,9 @@ def _check_compare(config) -> None:
         raise UsageError(f"--seeds {config.seeds}: intervals need ≥ 3 seeds", "use --seeds 3")
     if config.n_test < 2 or config.train.steps < 1:
         raise UsageError("--n-test must be ≥ 2 and --steps ≥ 1", "e.g. --n-test 500 --steps 4000")
+    from iclr25.core.pi_dion import train
+
+    train.check(config.train)
 
 
 def _demo_headline(doc: dict) -> str:

@@ -40,6 +40,49 @@ def _held_out(data_dir: Path | None, saved_like, x) -> dict | None:
             "rel_l2_u": float(problem.rel_l2(u_hat, u).mean())}  # fmt: skip
 
 
+def grid_points(grid):
+    """(G², 2) points of the square grid ``grid`` × ``grid``, row-major (x slowest)."""
+    import numpy as np
+
+    x, y = np.meshgrid(grid, grid, indexing="ij")
+    return np.stack([x.ravel(), y.ravel()], axis=1)
+
+
+def _train_2d(data, p, cfg, labels: int, seed: int, advance, labelled):
+    """The 2-D PI-DION (label-free) or, with labels, its supervised CNN DeepONet."""
+    from iclr25.core.pi_dion import train2d
+
+    if not labels:
+        return train2d.train_pi_dion_2d(data.u, data.x, p.c, cfg, seed, advance)
+    grid, f = labelled
+    f = f.reshape(len(f), -1)
+    return train2d.train_supervised_2d(data.u[:labels], data.x, f, grid_points(grid), p.c, cfg,
+                                       seed, advance)  # fmt: skip
+
+
+def _held_out_2d(data_dir: Path | None, model, x) -> dict | None:
+    """2-D errors on DIR/test.npz (f, u_true on the grid × grid points), when it exists."""
+    import numpy as np
+
+    from iclr25.core.pi_dion import train2d
+
+    path = None if data_dir is None else Path(data_dir) / "test.npz"
+    if path is None or not path.is_file():
+        return None
+    with np.load(path) as npz:
+        if npz["x"].shape != x.shape or not np.allclose(npz["x"], x):
+            return None
+        d, grid, f, u = npz["u"], npz["grid"], npz["f"], npz["u_true"]
+    u_hat, f_hat = train2d.predict_2d(model, d, x, grid_points(grid))
+    f, u = f.reshape(len(f), -1), u.reshape(len(u), -1)
+
+    def rel(a, b):
+        return float((np.linalg.norm(a - b, axis=1) / np.linalg.norm(b, axis=1)).mean())
+
+    return {"file": str(path), "instances": len(d), "rel_l2_f": rel(f_hat, f),
+            "rel_l2_u": rel(u_hat, u)}  # fmt: skip
+
+
 def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path | None) -> None:
     """Label-free training on measurements only (``--labels N``: supervised on the first N
     labelled instances of an NPZ with grid and f)."""
@@ -51,7 +94,7 @@ def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path 
     source = _training_file(data_dir, measurements)
     if save is not None and Path(save).exists():
         raise UsageError(f"--save {save} exists", "choose a new path (nothing is overwritten)")
-    data = meas.read(source)
+    data = meas.read(source, p.dim)
     if labels < 0 or labels > len(data.u):
         raise UsageError(f"--labels {labels}", f"use 0 (label-free) to {len(data.u)}")
     if labels:
@@ -63,14 +106,18 @@ def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path 
         run.warn("the sensors cover part of Ω only: f outside their hull is not determined "
                  f"(identifiable_fraction {meas.identifiable_fraction(data.x):.3f})")  # fmt: skip
     with run.progress("training steps", total=cfg.steps) as advance, run.timer("train_s"):
-        if labels:
+        if p.dim == 2:
+            model, loss = _train_2d(data, p, cfg, labels, run.seed, advance,
+                                    (grid, f) if labels else None)  # fmt: skip
+        elif labels:
             model, loss = train.train_supervised(data.u[:labels], f, grid, p.c, cfg, run.seed,
                                                  advance)  # fmt: skip
         else:
             model, loss = train.train_pi_dion(data.u, data.x, p.c, cfg, run.seed, advance)
     results = {"mode": "supervised" if labels else "label-free", "labels": labels,
                "instances": len(data.u), "sensors": len(data.x), "final_loss": loss,
-               "steps": cfg.steps, "held_out": _held_out(data_dir, model, data.x),
+               "steps": cfg.steps, "dim": p.dim,
+               "held_out": (_held_out_2d if p.dim == 2 else _held_out)(data_dir, model, data.x),
                "saved": None, "sha256": None}  # fmt: skip
     if save is not None:
         meta = {"train": cfg.__dict__, "labels": labels, "instances": len(data.u),
@@ -89,7 +136,7 @@ def run_solve(run: Run, p, dim: int, cfg, measurements: Path, model: str) -> Non
     set_torch_threads(1)
     solve.check(cfg)
     if dim == 2:
-        _solve_2d(run, p, cfg, measurements)
+        _solve_2d(run, p, cfg, measurements, model)
         return
     if dim != 1:
         raise UsageError(f"--dim {dim}", "use --dim 1 or --dim 2")
@@ -112,21 +159,29 @@ def run_solve(run: Run, p, dim: int, cfg, measurements: Path, model: str) -> Non
     run.finish(results, {"problem": p, "solve": cfg, "measurements": str(measurements)})
 
 
-def _solve_2d(run: Run, p, cfg, measurements: Path) -> None:
-    """--dim 2: Tikhonov or the Bayes mean (no 2-D PI-DION model exists yet)."""
+def _solve_2d(run: Run, p, cfg, measurements: Path, model: str) -> None:
+    """--dim 2: a 2-D PI-DION (`train --dim 2 --save`; none is bundled), Tikhonov or the
+    Bayes mean."""
     from dataclasses import replace
 
     from iclr25.core.pi_dion import measurements as meas
-    from iclr25.core.pi_dion import solve2d
+    from iclr25.core.pi_dion import saved, solve2d
 
     p = replace(p, dim=2)
-    if cfg.method == "pi-dion":
-        raise UsageError("--dim 2 has no PI-DION model yet",
-                         "use --method tikhonov or --method bayes")  # fmt: skip
+    loaded, model_info = None, None
+    if cfg.method == "pi-dion" and model == "bundled":
+        raise UsageError("no 2-D PI-DION model is bundled",
+                         "train one: iclr25 pi-dion train --dim 2 --data DIR --save MODEL, then "
+                         "--model MODEL; or use --method tikhonov or bayes")  # fmt: skip
     data = meas.read(Path(measurements), 2)
-    results = solve2d.solve(data, p, cfg.method, cfg.grid, cfg.noise_std)
+    if cfg.method == "pi-dion":
+        loaded = saved.load(Path(model))
+        saved.check_compatible(loaded, data.x, p.pde, p.c, 2)
+        model_info = {"path": str(model), "sha256": saved.sha256_of(Path(model)),
+                      "labels": loaded.meta.get("labels", 0)}  # fmt: skip
+    results = solve2d.solve(data, p, cfg.method, cfg.grid, cfg.noise_std, loaded)
     if results["identifiable_fraction"] < 1:
         run.warn(f"the sensors cover about {results['identifiable_fraction']:.3f} of Ω (bounding "
                  "box): f outside their hull is not determined by the data")  # fmt: skip
-    results["model"] = None
+    results["model"] = model_info
     run.finish(results, {"problem": p, "solve": cfg, "measurements": str(measurements)})

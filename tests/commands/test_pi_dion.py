@@ -43,7 +43,8 @@ def test_compare_json_same_seed_same_results(cli, tmp_path):
         (("--pde", "helmholtz", "--kappa", "6.29"), "eigenvalue"),
         (("--noise", "-0.1"), "noise"),
         (("--nu", "0"), "positive"),
-        (("--dim", "2"), "--dim 1"),
+        (("--dim", "3"), "--dim 1 or --dim 2"),
+        (("--dim", "2", "--model", "bundled"), "1-D only"),
         (("--sensors", "subdomain:0.6,0.2"), "0 ≤ A < B ≤ 1"),
         (("--seeds", "2"), "3 seeds"),
         (("--labels", "10,x"), "integers"),
@@ -103,6 +104,30 @@ def test_generate_and_solve_2d(cli, tmp_path):
     assert np.all(np.linalg.norm(f_hat - f, axis=1) / np.linalg.norm(f, axis=1) < 0.4)
     res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz")
     assert res.returncode == 2 and "--method tikhonov" in error_line(res.stderr)
+    assert "train --dim 2" in error_line(res.stderr)  # no bundled 2-D model: how to train one
+
+
+@pytest.mark.slow  # the 2-D prior operators (~10 CPU-s), a few training steps, two solves
+def test_train_and_solve_2d_pi_dion(cli, tmp_path):
+    out = tmp_path / "data2d"
+    res = cli("pi-dion", "generate", "--dim", "2", "--n-train", "3", "--n-test", "2",
+              "--out", out, "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    # a 2-D PI-DION trained label-free on train.npz, then used by solve
+    model = tmp_path / "m2d.safetensors"
+    res = cli("pi-dion", "train", "--dim", "2", "--data", out, "--steps", "3", "--width", "8",
+              "--basis", "4", "--save", model, "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    assert r["dim"] == 2 and r["mode"] == "label-free" and r["held_out"]["instances"] == 2
+    res = cli("pi-dion", "solve", "--dim", "2", "--measurements", out / "test.npz",
+              "--model", model, "--grid", "5", "--json", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    assert r["method"] == "pi-dion" and np.array(r["f"]).shape == (2, 25)
+    assert np.all(np.array(r["u"]).reshape(2, 5, 5)[:, 0, :] == 0)  # u = 0 on ∂Ω
+    res = cli("pi-dion", "solve", "--measurements", out / "test.npz", "--model", model)
+    assert res.returncode == 2 and "--dim 2" in error_line(res.stderr)
 
 
 def test_generate_needs_out(cli):
@@ -204,3 +229,59 @@ def test_noise_fits_a_slope_per_method(cli):
     assert fit["ci_low"] <= fit["slope"] <= fit["ci_high"]
     assert 0.2 < fit["slope"] < 0.8  # the Bayes error grows like noise^0.44 (docs/pi-dion.md)
     assert isinstance(r["rate_reproduced"]["bayes"], bool)
+
+
+@pytest.fixture(scope="module")
+def baselines(tmp_path_factory):
+    """A tiny PI-DION and supervised N = 5 for the default layout; N = 10 with another recipe."""
+    from iclr25.core.pi_dion import problem, saved, train
+
+    root = tmp_path_factory.mktemp("baselines")
+    p = problem.Problem()
+    data = problem.generate(p, 10, np.random.default_rng(0), problem.operators(p))
+    cfg = train.TrainConfig(steps=1, batch=5, collocation=8, width=4, basis=2)
+    model, _ = train.train_pi_dion(data.d, data.x, p.c, cfg, 0)
+    saved.save(root / "pi.safetensors", model, data.x, p.pde, p.c, {"train": cfg.__dict__})
+    for n, recipe in ((5, cfg), (10, {**cfg.__dict__, "steps": 2})):
+        meta = {"train": getattr(recipe, "__dict__", recipe), "labels": n}
+        saved.save(saved.baseline_path(root, n), model, data.x, p.pde, p.c, meta)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--baselines", "FOLDER", "--labels", "5"), "needs --model"),
+        pytest.param(
+            ("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,30"),
+            "N = 30",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,10"),
+            "another recipe",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_compare_baselines_bad_input(cli, baselines, tmp_path, args, needle):
+    out = tmp_path / "run"
+    subst = {"FOLDER": baselines, "MODEL": baselines / "pi.safetensors"}
+    result = cli("pi-dion", "compare", *(subst.get(a, a) for a in args), "--out", out)
+    assert result.returncode == 2, result
+    assert needle in error_line(result.stderr)
+    assert not out.exists()
+
+
+@pytest.mark.slow  # 21 tasks (bundled models, Tikhonov, Bayes on 3 test draws)
+def test_compare_quick_scores_the_bundled_models(cli, tmp_path):
+    res = cli("pi-dion", "compare", "--quick", "--json", "--quiet", "--no-cache")
+    assert res.returncode == 0, res
+    r = res.json()["results"]
+    assert r["methods"] == ["pi_dion", "supervised_N10", "supervised_N30", "supervised_N100",
+                            "supervised_N300", "supervised_N1000", "tikhonov", "bayes"]  # fmt: skip
+    assert r["problem"]["model"].endswith("pi_dion_rd1d.safetensors")
+    assert len(r["problem"]["baselines_sha256"]) == 5 and r["problem"]["test_per_seed"]
+    f = r["rel_l2_f"]["pi_dion"]
+    assert f["ci_low"] < f["mean"] < f["ci_high"]  # three test draws
+    assert "test draws only" in r["verdict"]

@@ -10,6 +10,11 @@ than 3 standard errors below its nMSE is a bug (exit 1). Control where it must f
 ``sensors=subdomain:A,B`` — f outside (A,B) is not determined by the data, and errors
 there are reported apart.
 
+Trained networks can be scored instead of trained (``model``, ``baselines``: what
+``--quick`` does with the bundled PI-DION and the supervised DeepONets that
+``scripts/train_pi_dion.py --baselines`` writes beside it; then ``test_per_seed`` gives
+each seed its own held-out draw, so the interval is over test draws only).
+
 Every (seed, method) is an independent task (:func:`run_method`), run through
 :mod:`iclr25.parallel`; the seed's training data come from ``data_seed`` so all methods
 of a seed see the same data. The test set is one held-out draw (seed ``test_seed``).
@@ -22,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from iclr25.core.pi_dion import bayes, problem, tikhonov, train
+from iclr25.core.pi_dion import bayes, bayes2d, problem, saved, tikhonov, train
 from iclr25.core.pi_dion.measurements import hull, identifiable_fraction
 from iclr25.core.pi_dion.problem import Problem
 from iclr25.errors import RunFailure
@@ -46,11 +51,26 @@ class CompareConfig:
     # seed; the supervised models then get its training settings (equal budget)
     model: str | None = None
     model_sha256: str | None = None  # so a cached task never outlives a changed model file
+    # trained supervised DeepONets (`scripts/train_pi_dion.py --baselines`: a folder, or
+    # "bundled") scored instead of training one per seed; needs ``model`` (equal recipe)
+    baselines: str | None = None
+    baselines_sha256: tuple[str, ...] = ()  # one per label count, as model_sha256
+    # seed i scores on its own held-out draw: with every network loaded (nothing trained),
+    # the seeds then vary the test instances (the interval is over test draws only)
+    test_per_seed: bool = False
+    layout2d: bayes2d.Layout2D = field(default_factory=bayes2d.Layout2D)  # --dim 2 only
 
 
-QUICK = CompareConfig(
+# --quick on another problem than the bundled models': small networks trained per seed
+QUICK_TRAINED = CompareConfig(
     n_train=200, n_test=100, seeds=3, labels=(10, 100),
     train=train.TrainConfig(steps=300),
+)  # fmt: skip
+# --quick on the default problem: the bundled PI-DION and the bundled baselines (nothing
+# trained), scored on 3 held-out draws of 100 instances
+QUICK = CompareConfig(
+    n_train=200, n_test=100, seeds=3, labels=saved.BASELINE_LABELS,
+    model="bundled", baselines="bundled", test_per_seed=True,
 )  # fmt: skip
 
 
@@ -59,6 +79,13 @@ class MethodTask:
     config: CompareConfig
     method: str  # "pi_dion", "supervised_N<n>", "tikhonov", "bayes"
     data_seed: int
+
+
+def baselines_folder(baselines: str):
+    """``bundled`` or a folder → the folder holding ``supervised_rd1d_N<n>.safetensors``."""
+    from pathlib import Path
+
+    return saved.BUNDLED.parent if baselines == "bundled" else Path(baselines)
 
 
 def methods(config: CompareConfig) -> list[str]:
@@ -84,16 +111,16 @@ def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
         start = time.perf_counter()
         f, u, _ = tikhonov.reconstruct(test.x, p.c, test.d, test.noise_std)  # α search included
         return u, f, time.perf_counter() - start
-    if task.method == "pi_dion" and cfg.model is not None:
-        from iclr25.core.pi_dion import saved
-
+    n = None if task.method == "pi_dion" else int(task.method.removeprefix("supervised_N"))
+    if n is None and cfg.model is not None:
         model = saved.load(saved.resolve(cfg.model)).model
-    elif task.method == "pi_dion":
+    elif n is not None and cfg.baselines is not None:
+        model = saved.load(saved.baseline_path(baselines_folder(cfg.baselines), n)).model
+    elif n is None:
         data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
         model, _ = train.train_pi_dion(data.d, data.x, p.c, cfg.train, seed)
     else:
         data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
-        n = int(task.method.removeprefix("supervised_N"))
         model, _ = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg.train, seed)
     start = time.perf_counter()
     u, f = train.predict(model, test.d, test.grid)
@@ -110,10 +137,32 @@ def run_method(task: MethodTask, seed: int) -> dict:
         return _run_method(task, seed)
 
 
+def _run_method_2d(task: MethodTask, seed: int) -> dict:
+    from iclr25.core.pi_dion import compare2d
+
+    cfg, p = task.config, task.config.problem
+    layout = cfg.layout2d
+    ops = compare2d.operators(p, layout)
+    test_seed = [TEST_SEED, task.data_seed] if cfg.test_per_seed else TEST_SEED
+    test = compare2d.generate(p, layout, ops, cfg.n_test, np.random.default_rng(test_seed))
+    u, f, infer_s = compare2d.estimate(task.method, cfg, seed, task.data_seed, test, p,
+                                       layout, ops)  # fmt: skip
+    return {
+        "rel_l2_f": float(compare2d.rel_l2(f, test.f).mean()),
+        "rel_l2_u": None if u is None else float(compare2d.rel_l2(u, test.u).mean()),
+        "sq_err_f": ((f - test.f) ** 2).sum(1).tolist(),
+        "sq_norm_f": float((test.f**2).sum()),
+        "inference_ms_per_instance": 1000 * infer_s / len(test.d),
+    }
+
+
 def _run_method(task: MethodTask, seed: int) -> dict:
     p = task.config.problem
+    if p.dim == 2:
+        return _run_method_2d(task, seed)
     ops = problem.operators(p)
-    test = problem.generate(p, task.config.n_test, np.random.default_rng(TEST_SEED), ops)
+    test_seed = [TEST_SEED, task.data_seed] if task.config.test_per_seed else TEST_SEED
+    test = problem.generate(p, task.config.n_test, np.random.default_rng(test_seed), ops)
     u, f, infer_s = _estimate(task, seed, test, ops)
     outside = _outside_mask(p, test.grid)
     result = {
@@ -243,6 +292,14 @@ def verdict(config: CompareConfig, out: dict) -> str:
         + ("reproduced" if out["effect_reproduced"] else "NOT reproduced")
         + f" (pass: {out['pass_condition']})."
     )
+    if config.model is not None and config.baselines is not None:
+        text += " PI-DION and each supervised DeepONet are one trained model on every seed" + (
+            ": the intervals are over test draws only." if config.test_per_seed else "."
+        )
+    elif config.model is not None:
+        text += " PI-DION is one trained model on every seed (its interval " + (
+            "is over test draws only)." if config.test_per_seed else "has width 0)."
+        )
     if "rel_l2_f_outside" in out:
         text += (
             " Sensors cover only part of Ω: f outside the sensors' hull is not determined by the "
@@ -262,17 +319,22 @@ def run_compare(
     outcome = run_tasks(tasks(config, seed), execution, command=COMMAND, on_done=on_done)
     results = summarise(config, outcome.results)
     p = config.problem
-    x = problem.sensor_points(p)
+    x = config.layout2d.sensors() if p.dim == 2 else problem.sensor_points(p)
     results["identifiable_fraction"] = identifiable_fraction(x)
-    results["problem"] = {"pde": p.pde, "c": p.c, "noise": p.noise, "sensors": p.sensors,
-                          "n_sensors": len(x),
+    results["problem"] = {"pde": p.pde, "dim": p.dim, "c": p.c, "noise": p.noise,
+                          "sensors": p.sensors, "n_sensors": len(x),
                           "nu": p.nu, "ell": p.ell, "n_train": config.n_train,
                           "n_test": config.n_test, "steps": config.train.steps,
                           "lbfgs_steps": config.train.lbfgs_steps, "batch": config.train.batch,
                           "model": config.model,
-                          "model_sha256": config.model_sha256}  # fmt: skip
+                          "model_sha256": config.model_sha256, "baselines": config.baselines,
+                          "baselines_sha256": list(config.baselines_sha256),
+                          "test_per_seed": config.test_per_seed}  # fmt: skip
     return results, outcome
 
 
 def quick(config: CompareConfig) -> CompareConfig:
-    return replace(QUICK, problem=config.problem)
+    """The bundled models on the problem they were trained for; small trained ones else."""
+    if config.problem == Problem():
+        return QUICK
+    return replace(QUICK_TRAINED, problem=config.problem)

@@ -8,7 +8,7 @@ and (τ, ∂_xτ, ∂_yτ, ∂_xxτ, ∂_yyτ) come from one forward Taylor pass
 the trunk (:func:`taylor_trunk_2d`), so the residual of every instance is one GEMM.
 Scaling as in 1-D: branches see d / RMS(d), outputs × RMS(d) (exactly homogeneous).
 
-Building block for ``--dim 2``; tested against autograd, not yet trained or wired.
+Trained by :mod:`.train2d` (``train --dim 2``); tested against autograd.
 """
 
 from __future__ import annotations
@@ -98,3 +98,14 @@ class PIDION2D(nn.Module):
         tau, grad, second = taylor_trunk_2d(self.trunk, pts)
         _, l_phi = boundary_basis_2d(pts, tau, grad, second, c)
         return coef_u @ l_phi.T - coef_f @ tau.T
+
+    def residual_and_fit(self, d: torch.Tensor, x: torch.Tensor, z: torch.Tensor, c: float):
+        """(𝓛u_θ − f_θ at ``x`` (M, 2) → (N, M), u_θ at sensors ``z`` (m, 2) → (N, m)): one
+        branch pass and one Taylor pass through the trunk on the M + m points."""
+        coef_u, coef_f = self.coefficients(d)
+        pts = torch.cat([x, z])  # (M + m, 2)
+        tau, grad, second = taylor_trunk_2d(self.trunk, pts)
+        phi, l_phi = boundary_basis_2d(pts, tau, grad, second, c)
+        m_col = len(x)
+        res = coef_u @ l_phi[:m_col].T - coef_f @ tau[:m_col].T
+        return res, coef_u @ phi[m_col:].T

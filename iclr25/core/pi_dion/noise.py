@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from iclr25.core.pi_dion import bayes, problem, tikhonov, train
+from iclr25.core.pi_dion import bayes, bayes2d, problem, tikhonov, train
 from iclr25.core.pi_dion.compare import TEST_SEED
 from iclr25.core.pi_dion.problem import Problem
 from iclr25.errors import UsageError
@@ -38,6 +38,7 @@ class NoiseConfig:
     n_train: int = 1000
     n_test: int = 500
     train: train.TrainConfig = field(default_factory=train.TrainConfig)
+    layout2d: bayes2d.Layout2D = field(default_factory=bayes2d.Layout2D)  # --dim 2 only
 
 
 QUICK = NoiseConfig(n_train=200, n_test=100, train=train.TrainConfig(steps=300))
@@ -51,8 +52,8 @@ def check(cfg: NoiseConfig) -> None:
         raise UsageError("a slope needs ≥ 3 positive noise levels", "e.g. the default six")
 
 
-def predicted_slope(p: Problem, dim: int = 1) -> float:
-    return 2 * p.nu / (2 * p.nu + 4 + dim)
+def predicted_slope(p: Problem) -> float:
+    return 2 * p.nu / (2 * p.nu + 4 + p.dim)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def run_level(task: LevelTask, seed: int) -> dict:
     with small_problem_threads():
         cfg = task.config
         p = replace(cfg.problem, noise=task.level)
+        if p.dim == 2:
+            return _run_level_2d(task, p, seed)
         ops = problem.operators(p)
         test = problem.generate(p, cfg.n_test, np.random.default_rng(TEST_SEED), ops)
         if task.method == "bayes":
@@ -85,6 +88,21 @@ def run_level(task: LevelTask, seed: int) -> dict:
             "sq_norm": (test.f**2).sum(1).tolist(),
             "rel_l2_f": float(problem.rel_l2(f, test.f).mean()),
         }
+
+
+def _run_level_2d(task: LevelTask, p: Problem, seed: int) -> dict:
+    from iclr25.core.pi_dion import compare2d
+
+    cfg, layout = task.config, task.config.layout2d
+    ops = compare2d.operators(p, layout)
+    test = compare2d.generate(p, layout, ops, cfg.n_test, np.random.default_rng(TEST_SEED))
+    data_seed = derive_seed(seed, "data")
+    _, f, _ = compare2d.estimate(task.method, cfg, seed, data_seed, test, p, layout, ops)
+    return {
+        "sq_err": ((f - test.f) ** 2).sum(1).tolist(),
+        "sq_norm": (test.f**2).sum(1).tolist(),
+        "rel_l2_f": float(compare2d.rel_l2(f, test.f).mean()),
+    }
 
 
 def fit_slope(levels, errors) -> float:
@@ -144,7 +162,7 @@ def run_noise(cfg: NoiseConfig, seed: int, execution: Execution | None = None, o
     outcome = run_tasks(tasks, execution, command=COMMAND, on_done=on_done)
     results = summarise(cfg, outcome.results, seed)
     p = cfg.problem
-    results["problem"] = {"pde": p.pde, "c": p.c, "nu": p.nu, "ell": p.ell,
+    results["problem"] = {"pde": p.pde, "dim": p.dim, "c": p.c, "nu": p.nu, "ell": p.ell,
                           "n_train": cfg.n_train, "n_test": cfg.n_test,
                           "steps": cfg.train.steps, "batch": cfg.train.batch,
                           "lbfgs_steps": cfg.train.lbfgs_steps}  # fmt: skip

@@ -17,17 +17,26 @@ import numpy as np
 import torch
 
 from iclr25.core.pi_dion.model import PIDION, NetConfig
+from iclr25.core.pi_dion.model2d import PIDION2D, NetConfig2D
 from iclr25.errors import InputError
 
 FORMAT = "iclr25-pi-dion/1"
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "pi_dion" / "pi_dion_rd1d.safetensors"
+BASELINE_LABELS = (10, 30, 100, 300, 1000)  # the supervised DeepONets bundled beside it
+
+
+def baseline_path(folder: Path, n: int) -> Path:
+    """Where the supervised DeepONet on ``n`` labelled pairs lives in ``folder``."""
+    return Path(folder) / f"supervised_rd1d_N{n}.safetensors"
+
+
 LAYOUT_TOL = 1e-6  # sensor positions equal to this tolerance count as the same layout
 
 
 @dataclass(frozen=True)
 class SavedModel:
-    model: PIDION
-    sensors: np.ndarray  # (m,) the layout the branches were trained on
+    model: PIDION | PIDION2D
+    sensors: np.ndarray  # (m,) or (m, 2): the layout the branches were trained on
     pde: str
     c: float  # the zeroth-order coefficient of 𝓛 = −d²/dx² + c
     dim: int
@@ -43,13 +52,16 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def save(path: Path, model: PIDION, sensors: np.ndarray, pde: str, c: float, meta: dict) -> None:
+def save(
+    path: Path, model: PIDION | PIDION2D, sensors: np.ndarray, pde: str, c: float, meta: dict
+) -> None:
     """Write weights and metadata atomically (temp file + rename)."""
     from safetensors.torch import save_file
 
     tensors = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
     tensors["sensors"] = torch.as_tensor(np.asarray(sensors, np.float64))
-    info = {"format": FORMAT, "pde": pde, "c": c, "dim": 1,
+    dim = 2 if isinstance(model, PIDION2D) else 1
+    info = {"format": FORMAT, "pde": pde, "c": c, "dim": dim,
             "net": asdict(model.config), **meta}  # fmt: skip
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -78,7 +90,8 @@ def load(path: Path) -> SavedModel:
         what = f"{path} is not a PI-DION model ({type(exc).__name__})"
         raise InputError(what, "give a file written by `iclr25 pi-dion train --save`") from None
     sensors = tensors.pop("sensors").numpy()
-    model = PIDION(NetConfig(**info["net"]))
+    two_d = int(info.get("dim", 1)) == 2
+    model = PIDION2D(NetConfig2D(**info["net"])) if two_d else PIDION(NetConfig(**info["net"]))
     dtype = next(iter(tensors.values())).dtype
     model.to(dtype).load_state_dict(tensors)
     model.eval()

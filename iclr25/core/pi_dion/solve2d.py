@@ -1,6 +1,7 @@
-"""Solve a user's 2-D inverse problem with the classical references (no 2-D PI-DION yet).
+"""Solve a user's 2-D inverse problem with a trained 2-D PI-DION or a classical reference.
 
 Measurements (x, y, u) → f and u on a ``grid × grid`` output grid of [0, 1]², by
+``pi-dion`` (a :mod:`.train2d` model, evaluated at the output points directly), by
 ``tikhonov`` (:mod:`.tikhonov2d` on the 33×33 methods' grid; α by the discrepancy
 principle with ``noise_std``, else by GCV) or ``bayes`` (:mod:`.bayes2d`, the posterior
 mean under the Matérn prior at these sensors; σ = ``noise_std``, else the problem's
@@ -61,18 +62,31 @@ def residual_rel(u: np.ndarray, f: np.ndarray, h: float, c: float) -> np.ndarray
     return np.linalg.norm(res, axis=1) / np.maximum(norm, 1e-300)
 
 
-def solve(data: Measurements, p: Problem, method: str, grid: int, noise_std: float | None):
-    """f and u on grid × grid points (rows of length grid², row-major) with diagnostics."""
-    if method not in ("tikhonov", "bayes"):
+def solve(data: Measurements, p: Problem, method: str, grid: int, noise_std: float | None,
+          loaded=None):  # fmt: skip
+    """f and u on grid × grid points (rows of length grid², row-major) with diagnostics;
+    ``loaded``: the :class:`.saved.SavedModel` of method ``pi-dion``."""
+    if method not in ("tikhonov", "bayes", "pi-dion"):
         raise UsageError(f"--method {method} with --dim 2 is not built",
-                         "use --method tikhonov or bayes (2-D PI-DION is planned)")  # fmt: skip
-    u33, f33, facts = _classical(p, data, method, noise_std)
-    base = np.linspace(0.0, 1.0, LAYOUT.cells + 1)
+                         "use --method pi-dion, tikhonov or bayes")  # fmt: skip
     out = np.linspace(0.0, 1.0, grid)
     x, y = np.meshgrid(out, out, indexing="ij")
     points = np.stack([x.ravel(), y.ravel()], axis=1)  # (grid², 2)
-    u, f = _resample(u33, base, points), _resample(f33, base, points)  # (N, grid²)
-    u_at = _resample(u33, base, data.x)  # (N, m)
+    if method == "pi-dion" and loaded is None:
+        raise UsageError("--method pi-dion with --dim 2 needs a trained 2-D model",
+                         "train one (train --dim 2 --save MODEL), or use --method tikhonov or "
+                         "bayes")  # fmt: skip
+    if method == "pi-dion":
+        from iclr25.core.pi_dion.train2d import predict_2d
+
+        u, f = (v.astype(np.float64) for v in predict_2d(loaded.model, data.u, data.x, points))
+        u_at = predict_2d(loaded.model, data.u, data.x, data.x)[0].astype(np.float64)
+        facts = {}
+    else:
+        u33, f33, facts = _classical(p, data, method, noise_std)
+        base = np.linspace(0.0, 1.0, LAYOUT.cells + 1)
+        u, f = _resample(u33, base, points), _resample(f33, base, points)  # (N, grid²)
+        u_at = _resample(u33, base, data.x)  # (N, m)
     misfit = np.linalg.norm(u_at - data.u, axis=1)
     misfit /= np.maximum(np.linalg.norm(data.u, axis=1), 1e-300)
     square = (len(u), grid, grid)

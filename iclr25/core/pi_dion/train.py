@@ -73,7 +73,7 @@ def _batches(n: int, batch: int, gen: torch.Generator):
 
 
 def _fit(
-    model: PIDION,
+    model: torch.nn.Module,
     loss_of: Callable,
     cfg: TrainConfig,
     n: int,
@@ -81,12 +81,14 @@ def _fit(
     progress=None,
     group=None,
     on_loss=None,
+    dim: int = 1,
 ):
-    """Adam steps then (``lbfgs_steps``) L-BFGS. ``group`` (a launched
-    :class:`iclr25.distributed_torch.Context`) trains data-parallel: every rank draws the
-    same instances and collocation points, computes the loss on its share of the
-    instances, and DDP averages the weighted gradients, so each step is the one-process
-    step (to float32 summation order); ``on_loss`` gets every Adam step's batch loss."""
+    """Adam steps then (``lbfgs_steps``) L-BFGS; collocation points in ``dim`` dimensions.
+    ``group`` (a launched :class:`iclr25.distributed_torch.Context`) trains data-parallel:
+    every rank draws the same instances and collocation points, computes the loss on its
+    share of the instances, and DDP averages the weighted gradients, so each step is the
+    one-process step (to float32 summation order); ``on_loss`` gets every Adam step's
+    batch loss."""
     parallel = None
     if group is not None and group.active:
         from iclr25.distributed_torch import DataParallel, forward_of
@@ -102,7 +104,8 @@ def _fit(
     last = float("nan")
     for step in range(cfg.steps):
         idx = next(batches)
-        x = torch.rand(cfg.collocation, generator=gen, dtype=DTYPE)
+        shape = (cfg.collocation,) if dim == 1 else (cfg.collocation, dim)
+        x = torch.rand(shape, generator=gen, dtype=DTYPE)
         opt.zero_grad(set_to_none=True)
         if parallel is None:
             loss = loss_of(idx, x)
@@ -118,15 +121,27 @@ def _fit(
             on_loss(last)
         if progress and (step + 1) % 100 == 0:
             progress(100)
-    return _lbfgs(model, loss_of, cfg, n, parallel) if cfg.lbfgs_steps else last
+    return _lbfgs(model, loss_of, cfg, n, dim, parallel) if cfg.lbfgs_steps else last
 
 
-def _lbfgs(model: PIDION, loss_of: Callable, cfg: TrainConfig, n: int, parallel=None) -> float:
-    """Full-batch L-BFGS (strong Wolfe line search) at 2·collocation fixed midpoints.
+def midpoints(collocation: int, dim: int = 1) -> torch.Tensor:
+    """L-BFGS's fixed collocation set: 2·collocation midpoints on [0, 1] (1-D), or the
+    midpoints of a k × k grid with k² ≥ 2·collocation on [0, 1]² (2-D, (k², 2))."""
+    if dim == 1:
+        return (torch.arange(2 * collocation, dtype=DTYPE) + 0.5) / (2 * collocation)
+    k = math.ceil(math.sqrt(2 * collocation))
+    s = (torch.arange(k, dtype=DTYPE) + 0.5) / k
+    return torch.cartesian_prod(s, s)
+
+
+def _lbfgs(
+    model: torch.nn.Module, loss_of: Callable, cfg: TrainConfig, n: int, dim=1, parallel=None
+) -> float:
+    """Full-batch L-BFGS (strong Wolfe line search) at fixed midpoints (:func:`midpoints`).
     Data-parallel: each rank's share of the instances, the closure's loss is the all-reduced
     batch mean, so every rank takes the same line-search decisions."""
     idx = torch.arange(n)
-    x = (torch.arange(2 * cfg.collocation, dtype=DTYPE) + 0.5) / (2 * cfg.collocation)
+    x = midpoints(cfg.collocation, dim)
     opt = torch.optim.LBFGS(model.parameters(), lr=1.0, max_iter=cfg.lbfgs_steps,
                             history_size=50, tolerance_grad=0.0, tolerance_change=0.0,
                             line_search_fn="strong_wolfe")  # fmt: skip

@@ -85,3 +85,17 @@ def test_verdict_names_the_pass_condition_and_multiples():
     assert res["labels_to_match"] == pytest.approx(expected)
     assert res["effect_reproduced"] is True
     assert "1.50× Tikhonov" in res["verdict"] and "3.00× the Bayes floor" in res["verdict"]
+
+
+@pytest.mark.slow  # ~13 CPU-s: 15 tasks, each with the 2-D prior operators
+def test_compare_in_2d_on_a_small_layout():
+    from iclr25.core.pi_dion.bayes2d import Layout2D
+
+    cfg = replace(TINY, problem=Problem(dim=2), layout2d=Layout2D(cells=8, fine_factor=2, side=4))
+    res, _ = compare.run_compare(cfg, 3, Execution(cache=False))  # the floor check passes
+    assert res["problem"]["dim"] == 2 and res["problem"]["n_sensors"] == 16
+    assert set(res["rel_l2_f"]) == {"pi_dion", "supervised_N5", "supervised_N10", "tikhonov",
+                                    "bayes"}  # fmt: skip
+    assert res["rel_l2_f"]["bayes"]["mean"] < 0.6  # the exact mean is informative
+    assert res["nmse_f"]["bayes"] <= min(res["nmse_f"].values()) + 1e-12
+    assert res["rel_l2_u"]["pi_dion"] is not None and res["rel_l2_u"]["supervised_N5"] is None

@@ -58,3 +58,21 @@ def test_recipe_options_are_checked():
         train.check(train.TrainConfig(lbfgs_steps=-1))
     with pytest.raises(UsageError, match="--batch"):
         train.check(train.TrainConfig(batch=0))
+
+
+@pytest.mark.slow  # six tasks, each with the 2-D prior operators
+def test_noise_in_2d_on_a_small_layout():
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion.bayes2d import Layout2D
+    from iclr25.parallel import Execution
+
+    cfg = replace(noise.QUICK, problem=Problem(dim=2), methods=("tikhonov", "bayes"),
+                  levels=(0.001, 0.01, 0.1), n_test=20,
+                  layout2d=Layout2D(cells=8, fine_factor=2, side=4))  # fmt: skip
+    res, _ = noise.run_noise(cfg, 0, Execution(cache=False))
+    assert res["predicted_slope"] == pytest.approx(5 / 11)  # 2ν / (2ν + 4 + 2)
+    assert res["problem"]["dim"] == 2
+    bayes = res["root_nmse_f"]["bayes"]
+    assert bayes[0] < bayes[1] < bayes[2]  # more noise, larger optimal error
+    assert all(b <= t + 1e-12 for b, t in zip(bayes, res["root_nmse_f"]["tikhonov"], strict=True))
