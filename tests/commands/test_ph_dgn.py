@@ -86,3 +86,33 @@ def test_generate_writes_npz_splits_that_match_transfer_data(cli, tmp_path):
     assert np.array_equal(train["batch"], np.repeat(np.arange(3), 4))
     again = cli(*args, "--out", out)  # never overwritten
     assert again.returncode == 2, again
+
+
+def test_save_models_then_sensitivity_of_the_trained_models(cli, tmp_path):
+    folder = tmp_path / "models"
+    result = cli(*TINY, "--save-models", folder)
+    assert result.returncode == 0, result
+    assert result.json()["results"]["saved_models"]["count"] == 2
+    assert sorted(p.name for p in folder.glob("*.safetensors")) == [
+        "mlp-d3-s0.safetensors", "phdgn-c-d3-s0.safetensors"
+    ]  # fmt: skip
+    sens = cli("ph-dgn", "sensitivity", "--load-models", folder, "--models", "phdgn-c", "--json")
+    assert sens.returncode == 0, sens
+    res = sens.json()["results"]
+    assert res["trained"] and list(res["log10_sensitivity"]) == ["phdgn-c"]
+    assert res["distances"] == [3] and res["topologies"] == ["line"]
+
+
+def test_save_models_and_load_models_bad_input_write_nothing(cli, tmp_path):
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "x.txt").write_text("keep")
+    result = cli(*TINY, "--save-models", full)
+    assert result.returncode == 2 and "pass --overwrite" in error_line(result.stderr), result
+    assert [p.name for p in full.iterdir()] == ["x.txt"]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "models.json").write_text('{"format": "iclr25-ph-dgn-transfer-models/1", '
+                                        '"models": ["gcn-d3-s0"]}')  # fmt: skip
+    result = cli("ph-dgn", "sensitivity", "--load-models", broken)
+    assert result.returncode == 2 and "save again" in error_line(result.stderr), result
