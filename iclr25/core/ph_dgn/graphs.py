@@ -82,6 +82,13 @@ class Aggregation:
         else:
             out.add_(spmm(self.csr, x))
 
+    def to(self, device) -> Aggregation:
+        """The same A on ``device`` (CSR indices and values moved; rows/cols stay)."""
+        out = Aggregation.__new__(Aggregation)
+        out.n, out.rows, out.cols, out.weight = self.n, self.rows, self.cols, self.weight
+        out.csr, out.csr_t = self.csr.to(device), self.csr_t.to(device)
+        return out
+
     def transposed(self) -> Aggregation:
         """Aᵀ: the sum over out-neighbours {v : (u, v) ∈ E} at every node u."""
         out = Aggregation.__new__(Aggregation)

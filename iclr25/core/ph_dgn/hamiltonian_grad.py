@@ -14,12 +14,50 @@ products as autograd (12 and 4 per half): the saving is in passes over (n, d) ar
 in autograd bookkeeping. ``A`` is anything with ``__call__`` (A @ x) and ``transposed()``;
 :class:`.graphs.Aggregation` also adds its product straight into Z. First-order only
 (``once_differentiable``): nothing in ph-dgn differentiates twice.
+
+GPU fast path: on a CUDA float32 state with a CSR :class:`.graphs.Aggregation`, the
+forward can form σ = tanh(Z + A (s Vᵀ)) in one CuPy kernel
+(``iclr25/gpu/kernels/csr_spmm_tanh``: SpMM, add and tanh fused) instead of
+torch.sparse + add + tanh. Issue 28 ships the kernel only if it is ≥ 1.2× faster than
+torch.sparse at n ≥ 10⁵, which no run here has measured (no CUDA device), so it is off
+by default: :func:`use_cuda_kernel` (or ``ICLR25_PH_DGN_CUDA_KERNEL=1``) turns it on.
+The CPU path never uses it; the backward is the same either way (it needs only σ).
 """
 
 from __future__ import annotations
 
+import os
+
 import torch
 from torch.autograd.function import once_differentiable
+
+_CUDA_KERNEL = {"on": os.environ.get("ICLR25_PH_DGN_CUDA_KERNEL", "") == "1"}
+
+
+def use_cuda_kernel(on: bool) -> bool:
+    """Turn the fused CuPy SpMM + tanh kernel on or off; returns the previous setting."""
+    before, _CUDA_KERNEL["on"] = _CUDA_KERNEL["on"], bool(on)
+    return before
+
+
+def _kernel_tanh(agg, z: torch.Tensor, u: torch.Tensor) -> torch.Tensor | None:
+    """tanh(z + A u) by the CuPy kernel when it applies (module docstring), else None."""
+    if not (_CUDA_KERNEL["on"] and z.is_cuda and z.dtype == torch.float32):
+        return None
+    csr = getattr(agg, "csr", None)
+    if csr is None or not csr.is_cuda or csr.crow_indices().dtype != torch.int32:
+        return None
+    from iclr25.gpu import get_cupy
+    from iclr25.gpu.kernels.csr_spmm_tanh import MAX_D, csr_spmm_tanh_cuda
+
+    cp = get_cupy()
+    if cp is None or z.shape[1] > MAX_D:
+        return None
+    values = csr.values().to(torch.float32)
+    with cp.cuda.ExternalStream(torch.cuda.current_stream(z.device).cuda_stream):
+        out = csr_spmm_tanh_cuda(csr.crow_indices(), csr.col_indices(), values,
+                                 u.contiguous(), z.contiguous())  # fmt: skip
+    return torch.from_dlpack(out)
 
 
 def _add_product(agg, out: torch.Tensor, x: torch.Tensor) -> None:
@@ -37,8 +75,11 @@ class HamiltonianGrad(torch.autograd.Function):
     @staticmethod
     def forward(ctx, s, w, b, v, agg):
         z = torch.addmm(b, s, w.t())  # s Wᵀ + b
-        _add_product(agg, z, s @ v.t())  # + A (s Vᵀ)
-        sig = z.tanh_()
+        u = s @ v.t()
+        sig = _kernel_tanh(agg, z, u)  # GPU fast path: tanh(Z + A u) fused, or None
+        if sig is None:
+            _add_product(agg, z, u)  # + A (s Vᵀ)
+            sig = z.tanh_()
         out = agg.transposed()(sig @ v)  # Aᵀ (σ V)
         out.addmm_(sig, w)  # + σ W
         ctx.save_for_backward(s, sig, w, v)

@@ -245,3 +245,41 @@ def test_spmm_with_32_bit_indices_equals_dense_and_accumulates_in_place():
     want = out + dense
     agg.add_into(out, x)
     torch.testing.assert_close(out, want)
+
+
+def _kernel_step(device: str, kernel: bool, n: int = 300, d: int = 16):
+    """One PH-DGN_C step, forward + backward, float32 on ``device``; the kernel switch set."""
+    from iclr25.core.ph_dgn.hamiltonian_grad import use_cuda_kernel
+
+    torch.manual_seed(0)
+    agg = aggregation(random_directed(n, 4 * n, 7), n, "gcn", torch.float32).to(device)
+    model = PHDGN(PHDGNConfig(1, 1, d, steps=1, eps=0.1)).to(device)
+    p = torch.randn(n, d, device=device, requires_grad=True)
+    q = torch.randn(n, d, device=device, requires_grad=True)
+    before = use_cuda_kernel(kernel)
+    try:
+        p2, q2 = model.step(p, q, (agg, agg), 0.0)
+        (p2.sum() + q2.square().sum()).backward()
+    finally:
+        use_cuda_kernel(before)
+    grads = [model.h_p.w.weight.grad, model.h_q.v.weight.grad, p.grad, q.grad]
+    return [t.detach().cpu() for t in (p2, q2, *grads)]
+
+
+def test_cuda_kernel_switch_leaves_the_cpu_path_unchanged():
+    for got, want in zip(_kernel_step("cpu", True), _kernel_step("cpu", False), strict=True):
+        assert torch.equal(got, want)
+
+
+@pytest.mark.gpu
+def test_cuda_kernel_step_matches_torch_sparse_on_the_device_and_the_cpu():
+    """The wired GPU fast path (CuPy SpMM + tanh) against torch.sparse on the same device
+    and against the CPU step: outputs, input and weight gradients."""
+    fused, plain, cpu = (
+        _kernel_step("cuda", True),
+        _kernel_step("cuda", False),
+        _kernel_step("cpu", False),
+    )
+    for a, b, c in zip(fused, plain, cpu, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(a, c, rtol=1e-4, atol=1e-4)
