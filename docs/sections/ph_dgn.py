@@ -178,19 +178,27 @@ def render_property(sources) -> str:
     ]  # fmt: skip
     baseline = [num(results[t]["mean_predictor_log10_mse"]) for t in PROPERTY_TASKS]
     rows.append(["train-mean predictor", "–", *baseline])
+    sizes = {t: _property_size(docs[t]["config"]) for t in PROPERTY_TASKS}
     cfg = docs[PROPERTY_TASKS[0]]["config"]
-    graphs = "/".join(str(g) for g in cfg["graphs"])
+    if len(set(sizes.values())) == 1:
+        size = sizes[PROPERTY_TASKS[0]]
+    else:  # the tasks ran at different sizes: say which is which
+        size = "; ".join(f"{t}: {v}" for t, v in sizes.items())
     headers = ["model", "params", *[f"{t} ({results[t]['level']})" for t in PROPERTY_TASKS]]
     return "\n".join(
         [
             f"Test log10 MSE, mean over {results[PROPERTY_TASKS[0]]['seeds']} seeds (95 % "
-            f"Student-t interval), lower is better; {graphs} train/val/test graphs, width "
-            f"{cfg['width']}, L = {cfg['depth']}, ε = {cfg['eps']}, {cfg['epochs']} "
-            f"full-batch epochs, Adam lr {cfg['lr']}:",
+            f"Student-t interval), lower is better; {size}; width {cfg['width']}, "
+            f"ε = {cfg['eps']}, Adam lr {cfg['lr']}:",
             "",
             md_table(rows, headers),
         ]
     )
+
+
+def _property_size(cfg: dict) -> str:
+    graphs = "/".join(str(g) for g in cfg["graphs"])
+    return f"{graphs} train/val/test graphs, L = {cfg['depth']}, {cfg['epochs']} full-batch epochs"
 
 
 def _log10_cell(cell: dict) -> str:
