@@ -169,3 +169,6 @@ def test_saved_model_folders_are_checked_before_training(tmp_path):
         saved.check_target(tmp_path, overwrite=False)
     with pytest.raises(InputError, match="no models.json"):
         saved.read(tmp_path)
+    (tmp_path / "models.json").write_text(f'{{"format": "{saved.FORMAT}", "models": ["x"]}}')
+    with pytest.raises(InputError, match="unreadable"):
+        saved.read(tmp_path)  # listed, but x.json and x.safetensors are missing
