@@ -15,6 +15,10 @@ about 12 % of a core on the shared machine (load 7 on 2 cores), too slow to fini
 round, so 50 training graphs it is (measured: 236 + 288 + 314 CPU-seconds for sssp,
 eccentricity and diameter).
 No pass condition: log10 MSE reported as measured, beside the train-mean predictor.
+
+``ph-dgn-transfer-long``: the copy task at distances 20 and 50 (the issue's "longer runs,
+reported as measured"), all seven models, 3 seeds, at 32/16/16 graphs and 80 epochs (what
+was left of the round's CPU allowance): no verdict, the cells as measured.
 """
 
 from __future__ import annotations
@@ -90,6 +94,25 @@ STUDIES = {
         ),  # fmt: skip
         about="the headline cell alone at the command's default budget (500/100/100 graphs, "
         "300 epochs): distance 10 (9 hops), the five models the pass conditions name",
+    ),
+    "ph-dgn-transfer-long": Study(
+        args=(
+            "ph-dgn",
+            "transfer",
+            "--topology",
+            "line",
+            "--distances",
+            "20,50",
+            "--graphs",
+            "32,16,16",
+            "--epochs",
+            "80",
+            "--seeds",
+            "3",
+        ),  # fmt: skip
+        about="copy task on lines of 20 and 50 nodes (19, 49 hops), 7 models, width 16, "
+        "L = distance, 3 seeds; reported as measured (no verdict) at a small budget that "
+        "fits the round: 32/16/16 graphs, 80 full-batch epochs",
     ),
     **{
         f"ph-dgn-property-{task}": Study(
