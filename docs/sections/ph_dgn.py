@@ -5,6 +5,8 @@
 - ``official``: experiments/results/ph-dgn-transfer-official.json (the paper's data);
 - ``transfer``: experiments/results/ph-dgn-transfer.json (the copy task's table and verdict);
 - ``transfer_d10``: experiments/results/ph-dgn-transfer-d10.json (distance 10, default budget);
+- ``transfer_long``: experiments/results/ph-dgn-transfer-long.json (distances 20 and 50, as
+  measured, no verdict);
 - ``sweep``: benchmarks/results/ph_dgn_sweep.json (scripts/ph_dgn_sweep.py: line scored,
   ring and crossed-ring alongside); add its block to docs/ph-dgn.md once the sweep is run.
 - ``property``: experiments/results/ph-dgn-property-{diameter,sssp,eccentricity}.json
@@ -21,6 +23,7 @@ TRANSFER = "experiments/results/ph-dgn-transfer.json"
 SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
 OFFICIAL = "experiments/results/ph-dgn-transfer-official.json"
 TRANSFER_D10 = "experiments/results/ph-dgn-transfer-d10.json"
+TRANSFER_LONG = "experiments/results/ph-dgn-transfer-long.json"
 SWEEP = "benchmarks/results/ph_dgn_sweep.json"
 PROPERTY = "experiments/results/ph-dgn-property-{}.json"
 PROPERTY_TASKS = ("diameter", "sssp", "eccentricity")
@@ -142,6 +145,11 @@ def render_transfer_d10(sources) -> str:
     return render_transfer(sources, TRANSFER_D10)
 
 
+def render_transfer_long(sources) -> str:
+    """Distances 20 and 50: reported as measured (no verdict)."""
+    return render_transfer(sources, TRANSFER_LONG)
+
+
 def render_sweep(sources) -> str:
     """One table per topology of the sweep (``÷ chance`` per model and distance)."""
     doc = sources.load(SWEEP)
@@ -178,19 +186,27 @@ def render_property(sources) -> str:
     ]  # fmt: skip
     baseline = [num(results[t]["mean_predictor_log10_mse"]) for t in PROPERTY_TASKS]
     rows.append(["train-mean predictor", "–", *baseline])
+    sizes = {t: _property_size(docs[t]["config"]) for t in PROPERTY_TASKS}
     cfg = docs[PROPERTY_TASKS[0]]["config"]
-    graphs = "/".join(str(g) for g in cfg["graphs"])
+    if len(set(sizes.values())) == 1:
+        size = sizes[PROPERTY_TASKS[0]]
+    else:  # the tasks ran at different sizes: say which is which
+        size = "; ".join(f"{t}: {v}" for t, v in sizes.items())
     headers = ["model", "params", *[f"{t} ({results[t]['level']})" for t in PROPERTY_TASKS]]
     return "\n".join(
         [
             f"Test log10 MSE, mean over {results[PROPERTY_TASKS[0]]['seeds']} seeds (95 % "
-            f"Student-t interval), lower is better; {graphs} train/val/test graphs, width "
-            f"{cfg['width']}, L = {cfg['depth']}, ε = {cfg['eps']}, {cfg['epochs']} "
-            f"full-batch epochs, Adam lr {cfg['lr']}:",
+            f"Student-t interval), lower is better; {size}; width {cfg['width']}, "
+            f"ε = {cfg['eps']}, Adam lr {cfg['lr']}:",
             "",
             md_table(rows, headers),
         ]
     )
+
+
+def _property_size(cfg: dict) -> str:
+    graphs = "/".join(str(g) for g in cfg["graphs"])
+    return f"{graphs} train/val/test graphs, L = {cfg['depth']}, {cfg['epochs']} full-batch epochs"
 
 
 def _log10_cell(cell: dict) -> str:
@@ -241,6 +257,7 @@ SECTIONS = {
     "official": render_official,
     "transfer": render_transfer,
     "transfer_d10": render_transfer_d10,
+    "transfer_long": render_transfer_long,
     "sweep": render_sweep,
     "property": render_property,
     "speed": render_speed,

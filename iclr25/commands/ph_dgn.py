@@ -34,7 +34,8 @@ ENERGY_KEYS = (
 TRANSFER_KEYS = (
     "task, cells [model, distance, hops, test_mse (per seed), mean_mse, ci95, val_mse, "
     "params, steps, aggregations_per_forward, identity_mse (official)], "
-    "chance_mse {distance: mse}, seeds, pass_conditions, verdict, checks, headline"
+    "chance_mse {distance: mse}, seeds, pass_conditions, verdict, checks, headline, "
+    "saved_models {folder, count} (--save-models)"
 )
 
 
@@ -160,6 +161,14 @@ def transfer(
     quick: Annotated[
         bool, typer.Option("--quick", help="Distances 3,5, 2 seeds, small: no verdict.")
     ] = False,
+    save_models: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-models",
+            help="Write every trained model (safetensors + JSON) into this folder, for "
+            "`sensitivity --load-models`.",
+        ),
+    ] = None,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -168,6 +177,7 @@ def transfer(
 ) -> None:
     """The copy task: carry the source's value to the target; MSE at the target vs chance."""
     from iclr25 import parallel_options
+    from iclr25.core.ph_dgn import saved
     from iclr25.core.ph_dgn.transfer import TransferConfig, headline, summarise, tasks
     from iclr25.parallel import run_tasks
 
@@ -178,7 +188,9 @@ def transfer(
         topology, variant, models=names, width=width, depth=depth, eps=eps, lr=lr,
         **{"epochs": epochs, "seeds": seeds, **sizes}, quick=quick,
     )  # fmt: skip
-    task_list = tasks(cfg, run.seed)
+    if save_models is not None:
+        saved.check_target(save_models, run.options.overwrite)
+    task_list = tasks(cfg, run.seed, keep_state=save_models is not None)
     execution = parallel_options.execution(workers, scheduler, no_cache)
     with (
         run.progress("model × distance × seed", total=len(task_list)) as advance,
@@ -188,12 +200,19 @@ def transfer(
     parallel_options.report(run, outcome)
     results = summarise(cfg, task_list, outcome.results)
     results["headline"] = headline(results)
+    results["saved_models"] = None
+    if save_models is not None:
+        names = saved.write(save_models, saved.entries(task_list, outcome.results))
+        results["saved_models"] = {"folder": str(save_models), "count": len(names)}
     if quick:
         run.warn("quick: no verdict (2 seeds, distances 3 and 5, 100 training graphs, 60 epochs)")
     run.finish(results, cfg, _render_transfer)
 
 
-SENSITIVITY_KEYS = "log10_sensitivity {model: {distance: value}}, log10_slope, distances, seeds"
+SENSITIVITY_KEYS = (
+    "log10_sensitivity {model: {distance: value}}, log10_slope, distances, seeds, trained "
+    "(+ topologies with --load-models)"
+)
 
 
 @command(app, "sensitivity", epilog=f"JSON results: {SENSITIVITY_KEYS}.")
@@ -203,12 +222,38 @@ def sensitivity(
     width: Annotated[int, typer.Option("--width", help="Hidden width d.")] = 16,
     eps: Annotated[float, typer.Option("--eps", help="ε of the ODE-based models.")] = 0.2,
     seeds: Annotated[int, typer.Option("--seeds", help="Initialisations per cell.")] = 3,
+    load_models: Annotated[
+        Path | None,
+        typer.Option(
+            "--load-models",
+            help="Measure the trained models of `transfer --save-models DIR` instead (their "
+            "own distances and topology; --models filters).",
+        ),
+    ] = None,
     *,
     run: Run,
 ) -> None:
-    """‖∂h_target/∂x_source‖ at initialisation vs distance, per model (log10)."""
-    from iclr25.core.ph_dgn.sensitivity import SensitivityConfig, run_sensitivity
+    """‖∂h_target/∂x_source‖ vs distance per model (log10), at initialisation or trained."""
+    from iclr25.core.ph_dgn.sensitivity import (
+        SensitivityConfig,
+        run_saved_sensitivity,
+        run_sensitivity,
+    )
 
+    if load_models is not None:
+        from iclr25.core.ph_dgn import saved
+        from iclr25.core.ph_dgn.models import check_models
+
+        wanted = check_models([m.strip() for m in models.split(",") if m.strip()])
+        loaded = [(meta, m) for meta, m in saved.read(load_models) if meta["model"] in wanted]
+        require(bool(loaded), f"--load-models {load_models}: none of --models {models}",
+                "pass --models naming a saved model")  # fmt: skip
+        with run.progress("saved model", total=len(loaded)) as advance, run.timer("grad_s"):
+            results = run_saved_sensitivity(loaded, advance)
+        config = {"load_models": str(load_models),
+                  "models": sorted({meta["model"] for meta, _ in loaded})}  # fmt: skip
+        run.finish(results, config, _render_sensitivity)
+        return
     names = tuple(m.strip() for m in models.split(",") if m.strip())
     cfg = SensitivityConfig(_ints(distances, "--distances"), names, width, eps, seeds)
     total = len(names) * len(cfg.distances) * seeds
@@ -224,7 +269,8 @@ def _render_sensitivity(console, results) -> None:
         {"model": m, **{f"d={d}": v for d, v in row.items()}, "slope": results["log10_slope"][m]}
         for m, row in results["log10_sensitivity"].items()
     ]
-    console.print(rows_table(rows, title="log10 ‖∂h_target/∂x_source‖ at initialisation"))
+    when = "trained (--load-models)" if results.get("trained") else "at initialisation"
+    console.print(rows_table(rows, title=f"log10 ‖∂h_target/∂x_source‖ {when}"))
 
 
 @command(app, "generate", epilog="JSON results: files, task, variant, topology, distance, graphs.")

@@ -86,3 +86,23 @@ def test_generate_writes_npz_splits_that_match_transfer_data(cli, tmp_path):
     assert np.array_equal(train["batch"], np.repeat(np.arange(3), 4))
     again = cli(*args, "--out", out)  # never overwritten
     assert again.returncode == 2, again
+
+
+def test_save_models_then_sensitivity_of_the_trained_models(cli, tmp_path):
+    folder = tmp_path / "models"
+    result = cli(*TINY, "--save-models", folder)
+    assert result.returncode == 0, result
+    assert result.json()["results"]["saved_models"]["count"] == 2
+    assert sorted(p.name for p in folder.glob("*.safetensors")) == [
+        "mlp-d3-s0.safetensors", "phdgn-c-d3-s0.safetensors"
+    ]  # fmt: skip
+    sens = cli("ph-dgn", "sensitivity", "--load-models", folder, "--models", "phdgn-c", "--json")
+    assert sens.returncode == 0, sens
+    res = sens.json()["results"]
+    assert res["trained"] and list(res["log10_sensitivity"]) == ["phdgn-c"]
+    assert res["distances"] == [3] and res["topologies"] == ["line"]
+    # the folder is no longer empty: a second run refuses before training, writes nothing
+    before = sorted(p.name for p in folder.iterdir())
+    again = cli(*TINY, "--save-models", folder)
+    assert again.returncode == 2 and "pass --overwrite" in error_line(again.stderr), again
+    assert sorted(p.name for p in folder.iterdir()) == before

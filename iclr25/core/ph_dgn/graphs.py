@@ -28,13 +28,30 @@ TOPOLOGIES = ("line", "ring", "crossed-ring")
 AGGREGATIONS = ("sum", "gcn")
 
 
+def spmm(a_csr: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A @ X for a CSR A (n, m) and a dense X (m, d), no autograd.
+
+    On CPU with 32-bit indices this calls ``addmm(out, A, X, beta=0, out=out)`` on a fresh
+    ``out``: MKL's sparse product straight into the result. ``torch.sparse.mm`` first fills
+    a zero result and, for 64-bit indices, copies both index arrays to 32 bits on every
+    call; the direct call measured about 1.5× faster at n = 10⁴–10⁵, width 64, with the
+    same values (tests/core/ph_dgn/test_phdgn.py).
+    """
+    if not x.shape[0] or not a_csr.shape[0]:
+        return x.new_zeros(a_csr.shape[0], x.shape[1])
+    if x.device.type != "cpu" or a_csr.crow_indices().dtype != torch.int32:
+        return torch.sparse.mm(a_csr, x)
+    out = torch.empty(a_csr.shape[0], x.shape[1], dtype=x.dtype)
+    return torch.addmm(out, a_csr, x, beta=0, out=out)
+
+
 class _SpMM(torch.autograd.Function):
     """Y = A @ X with dL/dX = Aᵀ @ dL/dY, A and Aᵀ given as CSR (no gradient to A)."""
 
     @staticmethod
     def forward(ctx, a_csr, a_t_csr, x):
         ctx.a_t_csr = a_t_csr
-        return torch.sparse.mm(a_csr, x) if x.shape[0] else x.clone()
+        return spmm(a_csr, x)
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -56,6 +73,22 @@ class Aggregation:
             self.csr, self.csr_t = self.csr.to(x.dtype), self.csr_t.to(x.dtype)
         return _SpMM.apply(self.csr, self.csr_t, x)
 
+    def add_into(self, out: torch.Tensor, x: torch.Tensor) -> None:
+        """out += A @ x in place, no autograd (the sparse product accumulates into ``out``)."""
+        if self.csr.dtype != x.dtype:
+            self.csr, self.csr_t = self.csr.to(x.dtype), self.csr_t.to(x.dtype)
+        if x.device.type == "cpu" and x.shape[0] and out.is_contiguous():
+            torch.addmm(out, self.csr, x, out=out)
+        else:
+            out.add_(spmm(self.csr, x))
+
+    def to(self, device) -> Aggregation:
+        """The same A on ``device`` (CSR indices and values moved; rows/cols stay)."""
+        out = Aggregation.__new__(Aggregation)
+        out.n, out.rows, out.cols, out.weight = self.n, self.rows, self.cols, self.weight
+        out.csr, out.csr_t = self.csr.to(device), self.csr_t.to(device)
+        return out
+
     def transposed(self) -> Aggregation:
         """Aᵀ: the sum over out-neighbours {v : (u, v) ∈ E} at every node u."""
         out = Aggregation.__new__(Aggregation)
@@ -70,11 +103,21 @@ class Aggregation:
 
 
 def _csr(rows, cols, weight, n):
+    """CSR of A[rows, cols] = weight (duplicates summed); 32-bit indices when they fit."""
     index = torch.stack([rows, cols])  # (2, E)
     coo = torch.sparse_coo_tensor(index, weight, (n, n), check_invariants=True).coalesce()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta")
-        return coo.to_sparse_csr()
+        csr = coo.to_sparse_csr()
+        if max(n, csr.values().numel()) < 2**31:
+            csr = torch.sparse_csr_tensor(
+                csr.crow_indices().to(torch.int32),
+                csr.col_indices().to(torch.int32),
+                csr.values(),
+                (n, n),
+                check_invariants=False,  # built from a coalesced COO just above
+            )
+    return csr
 
 
 def aggregation(

@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 from iclr25.core.ph_dgn.graphs import Aggregation
+from iclr25.core.ph_dgn.hamiltonian_grad import hamiltonian_grad
 from iclr25.errors import UsageError
 
 DAMPENING = ("none", "param", "param+", "mlp", "dgn")
@@ -66,7 +67,12 @@ class HamiltonianHalf(nn.Module):
         return log_cosh(self.pre_activation(s, agg)).sum()
 
     def grad(self, s: torch.Tensor, agg: Aggregation) -> torch.Tensor:
-        """∇_s H_s = σ(Z) W + Aᵀ σ(Z) V  (n, d); the message-passing form of the gradient."""
+        """∇_s H_s = σ(Z) W + Aᵀ σ(Z) V  (n, d); the message-passing form of the gradient,
+        one autograd node with a written-out backward (:mod:`.hamiltonian_grad`)."""
+        return hamiltonian_grad(s, self.w.weight, self.w.bias, self.v.weight, agg)
+
+    def grad_reference(self, s: torch.Tensor, agg: Aggregation) -> torch.Tensor:
+        """The same ∇_s H_s through plain autograd ops (tests compare the two)."""
         sig = torch.tanh(self.pre_activation(s, agg))  # (n, d)
         return sig @ self.w.weight + agg.transposed()(sig @ self.v.weight)
 
@@ -144,8 +150,8 @@ class PHDGN(nn.Module):
         agg_p, agg_q = aggs
         eps, cfg = self.cfg.eps, self.cfg
         dh_dp = self.h_p.grad(p, agg_p)
-        q = q + eps * dh_dp
-        p = p - eps * self.h_q.grad(q, agg_q)
+        q = torch.add(q, dh_dp, alpha=eps)
+        p = torch.add(p, self.h_q.grad(q, agg_q), alpha=-eps)
         if cfg.alpha and cfg.dampening != "none":
             p = p - eps * cfg.alpha * self.dampening(q, agg_q) * dh_dp
         if cfg.beta and cfg.forcing != "none":

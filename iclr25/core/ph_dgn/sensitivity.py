@@ -40,12 +40,18 @@ class SensitivityConfig:
             raise UsageError("--seeds and --width must be at least 1", "e.g. --seeds 3")
 
 
-def source_sensitivity(model, distance: int) -> float:
-    """‖∂h_target / ∂x_source‖_F of ``model`` on a line of ``distance`` nodes."""
-    edges, n, source, target = topology("line", distance)
+def source_sensitivity(model, distance: int, topology_name: str = "line") -> float:
+    """‖∂h_target / ∂x_source‖_F of ``model`` on one ``topology_name`` graph.
+
+    Inputs are zero except the copy task's marker channel (+1 source, −1 target), as at
+    initialisation; a model with one input channel (the official variant) gets zeros.
+    """
+    edges, n, source, target = topology(topology_name, distance)
     aggs = graph_aggregations(edges, n, torch.float64)
-    x = torch.zeros(n, 2, dtype=torch.float64)
-    x[source, 1], x[target, 1] = 1.0, -1.0
+    in_dim = model.encoder.in_features
+    x = torch.zeros(n, in_dim, dtype=torch.float64)
+    if in_dim >= 2:
+        x[source, 1], x[target, 1] = 1.0, -1.0
 
     def target_state(x_source: torch.Tensor) -> torch.Tensor:
         full = torch.cat([x[:source], x_source[None], x[source + 1 :]], 0)  # (n, 2)
@@ -76,6 +82,7 @@ def run_sensitivity(cfg: SensitivityConfig, run_seed: int, on_progress=None) -> 
         "log10_slope": slopes,
         "distances": list(cfg.distances),
         "seeds": cfg.seeds,
+        "trained": False,
         "definition": "mean over seeds of log10 ‖∂h_target(L)/∂x_source‖_F at initialisation, "
         "line topology, L = distance; null = exactly 0",
     }
@@ -89,3 +96,40 @@ def _slope(distances, row: dict) -> float | None:
     my = sum(v for _, v in pts) / len(pts)
     den = sum((d - mx) ** 2 for d, _ in pts)
     return sum((d - mx) * (v - my) for d, v in pts) / den if den else None
+
+
+def run_saved_sensitivity(loaded: list[tuple[dict, torch.nn.Module]], on_progress=None) -> dict:
+    """The same measure for trained models (``transfer --save-models``), at their distance.
+
+    ``loaded``: (metadata, module) pairs from :func:`.saved.read`; each model is measured
+    on its own training topology and distance, in float64; the table is the mean over the
+    saved seeds of log10 S per model and distance.
+    """
+    logs: dict[str, dict[int, list[float]]] = {}
+    topologies = sorted({meta["topology"] for meta, _ in loaded})
+    for meta, model in loaded:
+        value = source_sensitivity(model.double(), meta["distance"], meta["topology"])
+        logs.setdefault(meta["model"], {}).setdefault(meta["distance"], []).append(
+            math.log10(value) if value > 0 else -math.inf
+        )
+        if on_progress:
+            on_progress(1)
+    distances = sorted({d for row in logs.values() for d in row})
+    table: dict[str, dict[str, float | None]] = {}
+    for name, row in logs.items():
+        table[name] = {}
+        for d in distances:
+            values = row.get(d)
+            mean = sum(values) / len(values) if values else math.nan
+            table[name][str(d)] = mean if math.isfinite(mean) else None
+    return {
+        "log10_sensitivity": table,
+        "log10_slope": {name: _slope(distances, table[name]) for name in table},
+        "distances": distances,
+        "seeds": max(len(v) for row in logs.values() for v in row.values()),
+        "trained": True,
+        "topologies": topologies,
+        "definition": "mean over saved seeds of log10 ‖∂h_target(L)/∂x_source‖_F of the "
+        "trained models (transfer --save-models), on their training topology and distance; "
+        "null = exactly 0 or not saved",
+    }

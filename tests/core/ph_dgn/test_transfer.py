@@ -120,3 +120,55 @@ def test_sensitivity_is_zero_beyond_the_receptive_field_and_for_the_mlp():
     res = run_sensitivity(SensitivityConfig((3, 5), ("phdgn-c", "mlp"), width=4, seeds=1), 0)
     assert res["log10_sensitivity"]["mlp"] == {"3": None, "5": None}
     assert res["log10_slope"]["phdgn-c"] < 0
+
+
+def test_longer_distances_are_reported_as_measured_without_a_verdict():
+    far = {20: 0.08, 50: 0.08}
+    cfg = TransferConfig(distances=(20, 50), models=tuple(GOOD))
+    text = verdict(cfg, _cells(GOOD, distances=(20, 50)), far)["verdict"]
+    assert text.startswith("no verdict") and "20, 50 reported as measured" in text
+
+
+def test_saved_models_reload_to_the_same_test_mse_and_sensitivity(tmp_path):
+    from iclr25.core.ph_dgn import saved
+    from iclr25.core.ph_dgn.sensitivity import run_saved_sensitivity
+    from iclr25.core.ph_dgn.transfer_data import make_data
+
+    cfg = TransferConfig(distances=(3,), models=("phdgn-c", "gcn"), epochs=4,
+                         graphs=(8, 4, 4), seeds=1)  # fmt: skip
+    task_list = transfer.tasks(cfg, 0, keep_state=True)
+    outcomes = [transfer.train_cell(t.config, t.seed) for t in task_list]
+    plain = transfer.train_cell(transfer.tasks(cfg, 0)[0].config, task_list[0].seed)
+    assert {k: v for k, v in outcomes[0].items() if k not in ("spec", "state")} == plain
+    names = saved.write(tmp_path / "m", saved.entries(task_list, outcomes))
+    assert names == ["phdgn-c-d3-s0", "gcn-d3-s0"]
+    loaded = saved.read(tmp_path / "m")
+    c = task_list[0].config
+    test = make_data(c["variant"], c["topology"], 3, 4, c["data_seed"] + 2)
+    for (meta, model), res in zip(loaded, outcomes, strict=True):
+        assert meta["test_mse"] == res["test_mse"]
+        assert transfer._mse(model, test) == pytest.approx(res["test_mse"], rel=1e-6)
+    table = run_saved_sensitivity(loaded)
+    assert table["trained"] and set(table["log10_sensitivity"]) == {"phdgn-c", "gcn"}
+    # a trained model is measured, not a fresh one: the values differ from initialisation
+    init = run_sensitivity(SensitivityConfig(distances=(3,), models=("gcn",), seeds=1), 0)
+    assert table["log10_sensitivity"]["gcn"]["3"] != init["log10_sensitivity"]["gcn"]["3"]
+
+
+def test_saved_model_folders_are_checked_before_training(tmp_path):
+    from iclr25.core.ph_dgn import saved
+    from iclr25.errors import InputError
+
+    saved.check_target(tmp_path / "new", overwrite=False)  # may be created
+    (tmp_path / "file").write_text("x")
+    for target in (tmp_path / "no" / "m", tmp_path / "file"):
+        with pytest.raises(InputError):
+            saved.check_target(target, overwrite=False)
+    saved.check_target(tmp_path, overwrite=True)  # non-empty, overwrite given
+    with pytest.raises(InputError, match="not empty"):
+        saved.check_target(tmp_path, overwrite=False)
+    with pytest.raises(InputError, match="no models.json"):
+        saved.read(tmp_path)
+    (tmp_path / "models.json").write_text(f'{{"format": "{saved.FORMAT}", "models": ["x"]}}')
+    with pytest.raises(InputError, match="unreadable"):
+        saved.read(tmp_path)  # listed, but x.json and x.safetensors are missing

@@ -3,11 +3,13 @@
 The pre-activation of one half of ∇H in a PH-DGN step is Z = s Wᵀ + b + A (s Vᵀ), then
 σ = tanh(Z) (iclr25/core/ph_dgn/phdgn.py); the dense products stay with cuBLAS, and this
 kernel fuses the sparse product with the add and the tanh (one pass over Y instead of
-three). ``csr_spmm_tanh_cuda`` runs it on CuPy arrays; ``csr_spmm_tanh_torch`` (the
-torch.sparse path) is what the ph-dgn command ships on every device: issue 28 ships the
-kernel only if it is ≥ 1.2× faster than torch.sparse at n ≥ 10⁵, which needs a CUDA
-device to measure (``iclr25 gpu-bench`` times :func:`hot_path_cases`). Tested against
-:func:`reference.csr_spmm_tanh_reference`. Imports nothing from ``iclr25.core``.
+three). ``csr_spmm_tanh_cuda`` runs it on CuPy arrays (or CUDA torch tensors). The
+model's ∇H forward (iclr25/core/ph_dgn/hamiltonian_grad.py) calls it on CUDA float32
+states when switched on (``use_cuda_kernel(True)`` or ``ICLR25_PH_DGN_CUDA_KERNEL=1``);
+off by default, so ``csr_spmm_tanh_torch`` (the torch.sparse path) is what ships: issue
+28 ships the kernel only if it is ≥ 1.2× faster than torch.sparse at n ≥ 10⁵, which needs
+a CUDA device to measure (``iclr25 gpu-bench`` times :func:`hot_path_cases`). Tested
+against :func:`reference.csr_spmm_tanh_reference`. Imports nothing from ``iclr25.core``.
 """
 
 from __future__ import annotations
