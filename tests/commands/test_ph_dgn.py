@@ -88,6 +88,7 @@ def test_generate_writes_npz_splits_that_match_transfer_data(cli, tmp_path):
     assert again.returncode == 2, again
 
 
+@pytest.mark.slow  # ~20 s of CLI runs; the round trip itself is tested in core (test_transfer)
 def test_save_models_then_sensitivity_of_the_trained_models(cli, tmp_path):
     folder = tmp_path / "models"
     result = cli(*TINY, "--save-models", folder)

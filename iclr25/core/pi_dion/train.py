@@ -182,17 +182,33 @@ def train_pi_dion(
     model = _new_model(cfg, d.shape[1], c, seed)
     data = torch.as_tensor(d, dtype=DTYPE)
     z = torch.as_tensor(sensors, dtype=DTYPE)
+    loss_of = label_free_loss(model, data, z, c, cfg.w_res)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, group, on_loss)
+
+
+def label_free_loss(model, data: torch.Tensor, z: torch.Tensor, c: float, w_res: float):
+    """The PI-DION loss (module docstring) of instances ``idx`` at collocation points ``x``,
+    for any model with ``residual_and_fit`` and ``config.f_scale`` (1-D and 2-D)."""
     scale2 = data.pow(2).mean(1, keepdim=True)  # (N, 1) s_i²
     big_f2 = model.config.f_scale**2
 
     def loss_of(idx, x):
         res, u_s = model.residual_and_fit(data[idx], x, z, c)  # (B, M), (B, m)
         s2 = scale2[idx]
-        return (
-            cfg.w_res * (res.pow(2) / (big_f2 * s2)).mean() + ((u_s - data[idx]).pow(2) / s2).mean()
-        )
+        return w_res * (res.pow(2) / (big_f2 * s2)).mean() + ((u_s - data[idx]).pow(2) / s2).mean()
 
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress, group, on_loss)
+    return loss_of
+
+
+def supervised_loss(model, data: torch.Tensor, target: torch.Tensor, x: torch.Tensor):
+    """The supervised reference's loss: MSE on f at the points ``x``, scaled by (F s_i)²."""
+    scale2 = data.pow(2).mean(1, keepdim=True) * model.config.f_scale**2
+
+    def loss_of(idx, _x):
+        _, f_hat = model.fields(data[idx], x)
+        return ((f_hat - target[idx]).pow(2) / scale2[idx]).mean()
+
+    return loss_of
 
 
 def train_supervised(
@@ -208,13 +224,7 @@ def train_supervised(
     model = _new_model(cfg, d.shape[1], c, seed)
     data = torch.as_tensor(d, dtype=DTYPE)
     target = torch.as_tensor(f, dtype=DTYPE)
-    x = torch.as_tensor(grid, dtype=DTYPE)
-    scale2 = data.pow(2).mean(1, keepdim=True) * model.config.f_scale**2
-
-    def loss_of(idx, _x):
-        _, f_hat = model.fields(data[idx], x)
-        return ((f_hat - target[idx]).pow(2) / scale2[idx]).mean()
-
+    loss_of = supervised_loss(model, data, target, torch.as_tensor(grid, dtype=DTYPE))
     return model, _fit(model, loss_of, cfg, len(d), seed, progress)
 
 

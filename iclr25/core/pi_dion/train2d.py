@@ -22,7 +22,13 @@ import numpy as np
 import torch
 
 from iclr25.core.pi_dion.model2d import PIDION2D, NetConfig2D
-from iclr25.core.pi_dion.train import DTYPE, TrainConfig, _fit
+from iclr25.core.pi_dion.train import (
+    DTYPE,
+    TrainConfig,
+    _fit,
+    label_free_loss,
+    supervised_loss,
+)
 
 CHANNELS = 16  # CNN channels of both branches
 
@@ -62,16 +68,7 @@ def train_pi_dion_2d(
     """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m, 2)."""
     model = _new_model(cfg, side_of(sensors), c, seed)
     data, z = _row_major(d, sensors)
-    scale2 = data.pow(2).mean(1, keepdim=True)  # (N, 1) s_i²
-    big_f2 = model.config.f_scale**2
-
-    def loss_of(idx, x):
-        res, u_s = model.residual_and_fit(data[idx], x, z, c)  # (B, M), (B, m)
-        s2 = scale2[idx]
-        return (
-            cfg.w_res * (res.pow(2) / (big_f2 * s2)).mean() + ((u_s - data[idx]).pow(2) / s2).mean()
-        )
-
+    loss_of = label_free_loss(model, data, z, c, cfg.w_res)
     return model, _fit(model, loss_of, cfg, len(d), seed, progress, dim=2)
 
 
@@ -89,13 +86,7 @@ def train_supervised_2d(
     model = _new_model(cfg, side_of(sensors), c, seed)
     data, _ = _row_major(d, sensors)
     target = torch.as_tensor(f, dtype=DTYPE)
-    x = torch.as_tensor(pts, dtype=DTYPE)
-    scale2 = data.pow(2).mean(1, keepdim=True) * model.config.f_scale**2
-
-    def loss_of(idx, _x):
-        _, f_hat = model.fields(data[idx], x)
-        return ((f_hat - target[idx]).pow(2) / scale2[idx]).mean()
-
+    loss_of = supervised_loss(model, data, target, torch.as_tensor(pts, dtype=DTYPE))
     return model, _fit(model, loss_of, cfg, len(d), seed, progress, dim=2)
 
 
