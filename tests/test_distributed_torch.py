@@ -82,15 +82,17 @@ def test_a_one_process_script_refuses_a_launch_and_runs_without_one():
     assert "without torchrun" in line
 
 
-def test_a_one_process_training_script_refuses_torchrun_before_training(tmp_path):
-    """SB3's SAC (the pn-gail expert) does not train data-parallel: under a launcher every
-    rank would repeat the run and race on --out. The script says so (exit 2) and writes
-    nothing."""
-    name = "train_pn_gail_expert.py"
+@pytest.mark.parametrize(
+    "name, extra", [("train_pn_gail_expert.py", []), ("train_pi_dion.py", ["--baselines"])]
+)
+def test_one_process_training_refuses_torchrun_before_training(tmp_path, name, extra):
+    """SB3's SAC (the pn-gail expert) and pi-dion's supervised baselines do not train
+    data-parallel: under a launcher every rank would repeat the run and race on its files.
+    The script says so (exit 2) and writes nothing."""
     out = tmp_path / "out"
     env = {**os.environ, **LAUNCHED, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     script = Path(__file__).resolve().parents[1] / "scripts" / name
-    done = subprocess.run([sys.executable, str(script), "--out", str(out)], env=env,
+    done = subprocess.run([sys.executable, str(script), *extra, "--out", str(out)], env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
     assert "does not run data-parallel" in done.stderr and "Traceback" not in done.stderr
