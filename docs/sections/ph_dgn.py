@@ -40,14 +40,13 @@ def render_official(sources) -> str:
     ]  # fmt: skip
     headers = ["model", "distance", "test MSE (all nodes)", "95 % CI", "identity y = x"]
     graphs = "/".join(str(g) for g in cfg["graphs"])
-    checks = ", ".join(f"{k} = {v}" for k, v in res["checks"].items())
     return "\n".join(
         [
             f"{res['task']}, {res['seeds']} seeds, {graphs} graphs, {cfg['epochs']} epochs:",
             "",
             md_table(rows, headers),
             "",
-            f"{res['verdict']}; {checks}.",
+            f"{res['verdict']}{_checks(res['checks'])}.",
         ]
     )
 
@@ -124,11 +123,14 @@ def render_transfer(sources, path: str = TRANSFER) -> str:
             "",
             _per_seed(res),
             "Chance MSE: " + ", ".join(f"distance {d}: {num(v)}" for d, v in chance) + ".",
-            f"**Verdict: {res['verdict']}**; checks: "
-            + ", ".join(f"{k} = {v}" for k, v in res["checks"].items())
-            + ".",
+            f"**Verdict: {res['verdict']}**" + _checks(res["checks"]) + ".",
         ]
     )
+
+
+def _checks(checks: dict) -> str:
+    """'; checks: a = x, b = y' (nothing when a run has no checks, e.g. no verdict)."""
+    return "; checks: " + ", ".join(f"{k} = {v}" for k, v in checks.items()) if checks else ""
 
 
 def _per_seed(res: dict) -> str:
