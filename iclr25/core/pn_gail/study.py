@@ -329,8 +329,8 @@ def run_study(config: CompareConfig, seed: int, execution=None, on_done=None):
     from iclr25.parallel import Task, run_tasks
 
     prep_tasks = build_prepare_tasks(config, seed)
-    side = [Task(fixed_point_task, {"game": QUICK_GAME}, seed, label="fixed point")]
-    side = side if config.quick else []
+    check = Task(fixed_point_task, {"game": QUICK_GAME}, seed, label="fixed point")
+    side = [check] if config.quick else []
     prep = run_tasks(side + prep_tasks, execution, command="pn-gail compare:demos", on_done=on_done)
     fixed = prep.results[0] if side else None
     prepared: dict = {s: [] for s in config.settings}
