@@ -85,6 +85,14 @@ def boundary_basis(x: torch.Tensor, tau, tau1, tau2, c: float):
     return phi, -phi2 + c * phi
 
 
+def residual_and_sensor_fit(coef_u, coef_f, tau, phi, l_phi, n_col: int):
+    """Split one Taylor pass over ``n_col`` collocation points followed by the sensors into
+    (𝓛u_θ − f_θ at the collocation points (N, M), u_θ at the sensors (N, m)); shared by
+    the 1-D and 2-D models (``tau``, ``phi``, ``l_phi``: trunk, boundary basis, 𝓛 of it)."""
+    res = coef_u @ l_phi[:n_col].T - coef_f @ tau[:n_col].T
+    return res, coef_u @ phi[n_col:].T
+
+
 class PIDION(nn.Module):
     def __init__(self, config: NetConfig) -> None:
         super().__init__()
@@ -120,6 +128,4 @@ class PIDION(nn.Module):
         pts = torch.cat([x, z])  # (M + m,)
         tau, tau1, tau2 = taylor_trunk(self.trunk, pts)
         phi, l_phi = boundary_basis(pts, tau, tau1, tau2, c)
-        m_col = len(x)
-        res = coef_u @ l_phi[:m_col].T - coef_f @ tau[:m_col].T
-        return res, coef_u @ phi[m_col:].T
+        return residual_and_sensor_fit(coef_u, coef_f, tau, phi, l_phi, len(x))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from iclr25.core.pi_dion.model import EPS_SCALE, mlp, tanh_taylor
+from iclr25.core.pi_dion.model import EPS_SCALE, mlp, residual_and_sensor_fit, tanh_taylor
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,4 @@ class PIDION2D(nn.Module):
         pts = torch.cat([x, z])  # (M + m, 2)
         tau, grad, second = taylor_trunk_2d(self.trunk, pts)
         phi, l_phi = boundary_basis_2d(pts, tau, grad, second, c)
-        m_col = len(x)
-        res = coef_u @ l_phi[:m_col].T - coef_f @ tau[:m_col].T
-        return res, coef_u @ phi[m_col:].T
+        return residual_and_sensor_fit(coef_u, coef_f, tau, phi, l_phi, len(x))
