@@ -137,6 +137,23 @@ def _task_failure(task, i: int, exc: BaseException) -> RunFailure:
     )
 
 
+#: settings of the LocalCluster this module starts (``--scheduler local``), which serves one
+#: batch of tasks and has no dashboard anyone watches: no statistical profiler (it takes
+#: the GIL every 10 ms in every worker to sample stacks) and slower monitors (Dask checks
+#: each worker's memory every 100 ms, collects system metrics every 500 ms and its event
+#: loops tick every 20 ms). Measured on 2 cores: the cluster's processes burnt 0.135
+#: CPU-s per second while idle with Dask's defaults, 0.030 with these, and 24 % instead
+#: of 10 % over the tasks' own CPU time on 8 short tasks. A memory limit is still enforced,
+#: within a second instead of a tenth. A cluster at ``--scheduler ADDRESS`` keeps its own
+#: settings.
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.tick.interval": "200ms",
+}
+
+
 def run_dask(tasks, todo, execution, finished, on_retry) -> tuple[int, int]:
     """(retries, workers) after running ``todo`` on the cluster of ``execution``."""
     import dask
@@ -147,6 +164,7 @@ def run_dask(tasks, todo, execution, finished, on_retry) -> tuple[int, int]:
         config["distributed.worker.multiprocessing-method"] = parallel_local.worker_context(
             ["distributed", *parallel_local.task_modules(tasks[i] for i in todo)]
         ).get_start_method()
+        config.update(LOCAL_CLUSTER_CONFIG)
     with _quiet_logs(), dask.config.set(config):
         with parallel_local.signals_deferred():
             client, cluster = _connect(execution)

@@ -80,14 +80,20 @@ def error_line(stderr: str) -> str:
 
 def worker_state(config: dict, seed: int) -> dict:
     """A task reporting the process it ran in: its pid, whether it ignores Ctrl-C, and
-    its thread settings (what the execution layer promises about its workers)."""
+    its thread settings and, in a Dask worker, whether its statistical profiler is on
+    (what the execution layer promises about its workers)."""
     import os
     import signal
+    import sys
 
+    dask = sys.modules.get("dask")
     return {
         "pid": os.getpid(),
         "ignores_sigint": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "dask_profiler": None
+        if dask is None
+        else dask.config.get("distributed.worker.profile.enabled", None),
     }
 
 

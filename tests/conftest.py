@@ -86,14 +86,40 @@ def console_command() -> list[str]:
     return console_script()
 
 
-@pytest.fixture
-def cli():
-    """Run the real console script: ``cli("info", "--json")`` -> CliResult."""
+@pytest.fixture(scope="session")
+def _cli_server():
+    """One fork server per pytest process (tests/cli_server.py), unless ICLR25_TEST_FORK=0."""
+    if os.environ.get("ICLR25_TEST_FORK", "1") == "0" or not hasattr(os, "fork"):
+        yield None
+        return
+    import importlib.util
 
-    def invoke(*args: str, timeout: float = 300, cwd=None, env=None) -> CliResult:
+    path = Path(__file__).parent / "cli_server.py"
+    spec = importlib.util.spec_from_file_location("cli_server", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.CliServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def cli(_cli_server):
+    """Run the console script: ``cli("info", "--json")`` -> CliResult.
+
+    The call runs in a child of the fork server (torch imported once), which is set up as
+    the console script's own process; it is a real subprocess when the fork server is off
+    or the call's environment changes what an import reads (tests/cli_server.py).
+    """
+
+    def invoke(*args: str, timeout: float = 300, cwd=None, env=None, fresh=False) -> CliResult:
         full_env = {**os.environ, **(env or {})}
+        script = console_script()
+        if not fresh and _cli_server is not None and _cli_server.accepts(full_env):
+            argv = [script[0] if len(script) == 1 else "iclr25", *map(str, args)]
+            return CliResult(_cli_server.run(argv, cwd, full_env, timeout))
         proc = subprocess.run(
-            [*console_script(), *map(str, args)],
+            [*script, *map(str, args)],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -53,6 +53,8 @@ def test_local_dask_cluster_gives_the_same_results():
     assert out.workers == 2
     assert all(s["ignores_sigint"] for s in out.results[6:])  # no worker tracebacks on Ctrl-C
     assert os.getpid() not in {s["pid"] for s in out.results[6:]}
+    # the cluster this run started has no profiler (parallel_dask.LOCAL_CLUSTER_CONFIG)
+    assert {s["dask_profiler"] for s in out.results[6:]} == {False}
 
 
 def test_an_interrupted_run_resumes_from_the_cache():
