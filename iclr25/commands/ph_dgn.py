@@ -131,6 +131,16 @@ def _render_energy(console, results) -> None:
     )
 
 
+AggregationOpt = Annotated[
+    str,
+    typer.Option(
+        "--aggregation",
+        help="PH-DGN models: Φ of both halves (sum or gcn) or one per half (p=gcn,q=sum).",
+    ),
+]
+ReadoutOpt = Annotated[str, typer.Option("--readout", help="PH-DGN models: read out p, q or pq.")]
+
+
 @command(app, "transfer", epilog=f"JSON results: {TRANSFER_KEYS}.")
 def transfer(
     topology: Annotated[
@@ -169,6 +179,8 @@ def transfer(
             "`sensitivity --load-models`.",
         ),
     ] = None,
+    aggregation: AggregationOpt = "sum",
+    readout: ReadoutOpt = "pq",
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -187,6 +199,7 @@ def transfer(
     cfg = TransferConfig(
         topology, variant, models=names, width=width, depth=depth, eps=eps, lr=lr,
         **{"epochs": epochs, "seeds": seeds, **sizes}, quick=quick,
+        aggregation=aggregation, readout=readout,
     )  # fmt: skip
     if save_models is not None:
         saved.check_target(save_models, run.options.overwrite)
@@ -361,6 +374,8 @@ def property_(
         str, typer.Option("--graphs", help="Train,val,test graph counts.")
     ] = "500,100,100",
     seeds: Annotated[int, typer.Option("--seeds", help="Seeds (data and initialisation).")] = 3,
+    aggregation: AggregationOpt = "sum",
+    readout: ReadoutOpt = "pq",
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -374,7 +389,8 @@ def property_(
 
     counts = _graph_counts(graphs)
     names = tuple(m.strip() for m in models.split(",") if m.strip())
-    cfg = PropertyConfig(task, names, width, depth, eps, lr, epochs, counts, seeds)
+    cfg = PropertyConfig(task, names, width, depth, eps, lr, epochs, counts, seeds,
+                         aggregation=aggregation, readout=readout)  # fmt: skip
     task_list = tasks(cfg, run.seed)
     execution = parallel_options.execution(workers, scheduler, no_cache)
     with run.progress("model × seed", total=len(task_list)) as advance, run.timer("train_s"):
@@ -467,6 +483,8 @@ def fit(
     forcing: Annotated[
         str, typer.Option("--forcing", help="phdgn: F = dgn-tanh or mlp-sin (β = 1).")
     ] = "dgn-tanh",
+    aggregation: AggregationOpt = "sum",
+    readout: ReadoutOpt = "pq",
     save: Annotated[
         Path | None,
         typer.Option("--save", help="Write the model (safetensors) and MODEL.json beside it."),
@@ -479,7 +497,7 @@ def fit(
 
     cfg = fit_core.FitConfig(
         model, level, task, _fractions(split), width, depth, eps, lr, epochs,
-        dampening=dampening, forcing=forcing,
+        dampening=dampening, forcing=forcing, aggregation=aggregation, readout=readout,
     )  # fmt: skip
     if save is not None:
         _check_save(save, run.options.overwrite)

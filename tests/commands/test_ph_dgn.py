@@ -40,6 +40,7 @@ def test_transfer_results_are_identical_in_process_and_with_two_workers(cli):
         (("transfer", "--distances", "a,b"), "e.g. --distances"),
         (("transfer", "--eps", "0"), "--eps 0.2"),
         (("transfer", "--variant", "paper"), "use: copy, official"),
+        (("transfer", "--aggregation", "max"), "--aggregation p=gcn,q=sum"),
         (("energy", "--steps", "0"), "--steps ≥ 10"),
         (("energy", "--graph", "/nonexistent/edges.csv"), "existing CSV"),
     ],

@@ -25,7 +25,14 @@ import torch
 from torch import nn
 
 from iclr25.core.ph_dgn.dataset import GraphData, check_memory
-from iclr25.core.ph_dgn.models import ModelSpec, build, check_models, graph_aggregations, n_params
+from iclr25.core.ph_dgn.models import (
+    ModelSpec,
+    build,
+    check_models,
+    check_phdgn_options,
+    graph_aggregations,
+    n_params,
+)
 from iclr25.core.ph_dgn.phdgn import DAMPENING, FORCING
 from iclr25.errors import InputError, UsageError
 
@@ -47,6 +54,8 @@ class FitConfig:
     eval_every: int = 10  # epochs between validation checks (model selection, history)
     dampening: str = "param"  # phdgn only: param, param+, mlp, dgn (α = 1)
     forcing: str = "dgn-tanh"  # phdgn only: dgn-tanh, mlp-sin (β = 1)
+    aggregation: str = "sum"  # PH-DGN models only: Φ per half (models.parse_aggregation)
+    readout: str = "pq"  # PH-DGN models only: p, q or pq
 
     def __post_init__(self) -> None:
         check_models([self.model])
@@ -70,6 +79,7 @@ class FitConfig:
                                      ("--forcing", self.forcing, FORCING[1:])):  # fmt: skip
             if value not in allowed:
                 raise UsageError(f"unknown {name} {value!r}", f"use one of: {', '.join(allowed)}")
+        check_phdgn_options(self.aggregation, self.readout)
 
 
 class GraphLevel(nn.Module):
@@ -173,7 +183,8 @@ class Fitted:
 
 def make_model(cfg: FitConfig, in_dim: int, out_dim: int) -> nn.Module:
     spec = ModelSpec(cfg.model, in_dim, out_dim, cfg.width, cfg.depth, cfg.eps,
-                     dampening=cfg.dampening, forcing=cfg.forcing)  # fmt: skip
+                     dampening=cfg.dampening, forcing=cfg.forcing,
+                     aggregation=cfg.aggregation, readout=cfg.readout)  # fmt: skip
     model = build(spec)
     return GraphLevel(model, out_dim) if cfg.level == "graph" else model
 

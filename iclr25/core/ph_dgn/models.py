@@ -14,8 +14,8 @@ import torch
 from torch import nn
 
 from iclr25.core.ph_dgn.baselines import ADGN, GCN, GIN, GraphCON, NodeMLP
-from iclr25.core.ph_dgn.graphs import aggregation
-from iclr25.core.ph_dgn.phdgn import PHDGN, PHDGNConfig
+from iclr25.core.ph_dgn.graphs import AGGREGATIONS, aggregation
+from iclr25.core.ph_dgn.phdgn import PHDGN, READOUTS, PHDGNConfig
 from iclr25.errors import UsageError
 
 MODELS = ("phdgn-c", "phdgn", "gcn", "gin", "adgn", "graphcon", "mlp")
@@ -34,6 +34,42 @@ class ModelSpec:
     beta: float = 1.0  # PH-DGN only: forcing scale β
     dampening: str = "param"  # PH-DGN only: param, param+, mlp, dgn
     forcing: str = "dgn-tanh"  # PH-DGN only: dgn-tanh, mlp-sin
+    aggregation: str = "sum"  # PH-DGN only: Φ per half, see parse_aggregation
+    readout: str = "pq"  # PH-DGN only: p, q or pq
+
+
+#: PH-DGN options a task's config carries only when they differ from these defaults, so
+#: the cache keys of runs made before the options existed still hold
+PHDGN_DEFAULTS = {"aggregation": "sum", "readout": "pq"}
+
+
+def parse_aggregation(text: str) -> tuple[str, str]:
+    """``--aggregation`` → (Φ of the p half, Φ of the q half): ``sum`` or ``gcn`` for
+    both halves, or one per half as ``p=gcn,q=sum``."""
+    parts = [part.strip() for part in str(text).split(",")]
+    if len(parts) == 1 and parts[0] in AGGREGATIONS:
+        return parts[0], parts[0]
+    halves = dict(part.split("=", 1) for part in parts if part.count("=") == 1)
+    if len(halves) == len(parts) == 2 and set(halves) == {"p", "q"}:
+        if set(halves.values()) <= set(AGGREGATIONS):
+            return halves["p"], halves["q"]
+    raise UsageError(
+        f"--aggregation {text!r} is not sum, gcn or p=…,q=…",
+        "e.g. --aggregation gcn or --aggregation p=gcn,q=sum",
+    )
+
+
+def check_phdgn_options(aggregation: str, readout: str) -> None:
+    """The PH-DGN options' usage errors (checked before any work)."""
+    parse_aggregation(aggregation)
+    if readout not in READOUTS:
+        raise UsageError(f"unknown --readout {readout!r}", f"use one of: {', '.join(READOUTS)}")
+
+
+def phdgn_extras(aggregation: str, readout: str) -> dict:
+    """The PH-DGN options that differ from :data:`PHDGN_DEFAULTS`, for a task's config."""
+    given = {"aggregation": aggregation, "readout": readout}
+    return {k: v for k, v in given.items() if v != PHDGN_DEFAULTS[k]}
 
 
 def check_models(names: list[str]) -> list[str]:
@@ -50,6 +86,7 @@ def build(spec: ModelSpec) -> nn.Module:
     check_models([spec.name])
     if spec.name in PHDGN_MODELS:
         port = spec.name == "phdgn"
+        p_agg, q_agg = parse_aggregation(spec.aggregation)
         cfg = PHDGNConfig(
             spec.in_dim,
             spec.out_dim,
@@ -60,6 +97,9 @@ def build(spec: ModelSpec) -> nn.Module:
             beta=spec.beta if port else 0.0,
             dampening=spec.dampening if port else "none",
             forcing=spec.forcing if port else "none",
+            p_agg=p_agg,
+            q_agg=q_agg,
+            readout=spec.readout,
         )
         return PHDGN(cfg)
     args = (spec.in_dim, spec.out_dim, spec.width, spec.steps)

@@ -19,7 +19,13 @@ from dataclasses import asdict, dataclass
 import torch
 
 from iclr25.core.ph_dgn.fit import FitConfig, make_model
-from iclr25.core.ph_dgn.models import MODELS, check_models, graph_aggregations, n_params
+from iclr25.core.ph_dgn.models import (
+    MODELS,
+    check_models,
+    graph_aggregations,
+    n_params,
+    phdgn_extras,
+)
 from iclr25.core.ph_dgn.property_data import TASKS, make_split, normalise
 from iclr25.core.ph_dgn.transfer import _one_thread, ci95
 from iclr25.errors import UsageError
@@ -38,6 +44,8 @@ class PropertyConfig:
     graphs: tuple[int, int, int] = (500, 100, 100)
     seeds: int = 3
     eval_every: int = 10
+    aggregation: str = "sum"  # PH-DGN models only: Φ per half (models.parse_aggregation)
+    readout: str = "pq"  # PH-DGN models only: p, q or pq
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -54,6 +62,8 @@ class PropertyConfig:
             eps=self.eps,
             lr=self.lr,
             epochs=self.epochs,
+            aggregation=self.aggregation,
+            readout=self.readout,
         )  # fmt: skip  (the same option checks as fit)
 
 
@@ -78,7 +88,8 @@ def train_cell(config: dict, seed: int) -> dict:
         level = splits[0]["level"]
         cfg = FitConfig(config["model"], level, "regression", width=config["width"],
                         depth=config["depth"], eps=config["eps"], lr=config["lr"],
-                        epochs=config["epochs"])  # fmt: skip
+                        epochs=config["epochs"], aggregation=config.get("aggregation", "sum"),
+                        readout=config.get("readout", "pq"))  # fmt: skip
         torch.manual_seed(seed)
         model = make_model(cfg, 2, 1)
         best = _fit(model, splits, level, config)
@@ -139,7 +150,8 @@ def tasks(cfg: PropertyConfig, run_seed: int) -> list[Task]:
             conf = {"model": model, "task": cfg.task, "data_seed": data_seed,
                     "graphs": list(cfg.graphs),
                     **{k: asdict(cfg)[k] for k in ("width", "depth", "eps", "lr", "epochs",
-                                                   "eval_every")}}  # fmt: skip
+                                                   "eval_every")},
+                    **phdgn_extras(cfg.aggregation, cfg.readout)}  # fmt: skip
             seed = derive_seed(run_seed, "property-model", cfg.task, model, s)
             out.append(Task(train_cell, conf, seed, label=f"{model} seed {s}"))
     return out

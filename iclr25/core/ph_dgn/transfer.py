@@ -36,7 +36,9 @@ from iclr25.core.ph_dgn.models import (
     ModelSpec,
     build,
     check_models,
+    check_phdgn_options,
     n_params,
+    phdgn_extras,
 )
 from iclr25.core.ph_dgn.transfer_data import VARIANTS, make_data
 from iclr25.errors import UsageError
@@ -62,8 +64,11 @@ class TransferConfig:
     seeds: int = 3
     eval_every: int = 10  # epochs between validation checks (model selection)
     quick: bool = False
+    aggregation: str = "sum"  # PH-DGN models only: Φ per half (models.parse_aggregation)
+    readout: str = "pq"  # PH-DGN models only: p, q or pq
 
     def __post_init__(self) -> None:
+        check_phdgn_options(self.aggregation, self.readout)
         if self.topology not in TOPOLOGIES:
             raise UsageError(f"unknown topology {self.topology!r}", f"use: {', '.join(TOPOLOGIES)}")
         check_models(list(self.models))
@@ -114,8 +119,9 @@ def train_cell(config: dict, seed: int) -> dict:
         torch.manual_seed(seed)
         in_dim = splits[0]["x"].shape[1]
         spec = ModelSpec(
-            config["model"], in_dim, 1, config["width"], config["depth"], config["eps"]
-        )
+            config["model"], in_dim, 1, config["width"], config["depth"], config["eps"],
+            aggregation=config.get("aggregation", "sum"), readout=config.get("readout", "pq"),
+        )  # fmt: skip
         model = build(spec)
         best = _fit(model, splits[0], splits[1], config)
         model.load_state_dict(best["state"])
@@ -189,6 +195,7 @@ def tasks(cfg: TransferConfig, run_seed: int, keep_state: bool = False) -> list[
                     "data_seed": data_seed,
                     **{k: asdict(cfg)[k] for k in ("width", "eps", "lr", "epochs", "eval_every")},
                     "graphs": list(cfg.graphs),
+                    **phdgn_extras(cfg.aggregation, cfg.readout),
                     **({"keep_state": True, "seed_index": s} if keep_state else {}),
                 }
                 seed = derive_seed(run_seed, "model", cfg.topology, model, distance, s)

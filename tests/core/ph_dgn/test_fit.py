@@ -109,6 +109,19 @@ def test_saved_model_predicts_as_the_trained_one(tmp_path):
     assert res["metric"] == out["metric"] == "accuracy" and 0 <= out["value"] <= 1
 
 
+def test_a_saved_phdgn_keeps_its_aggregation_and_readout(tmp_path):
+    from iclr25.core.ph_dgn.dataset import from_arrays
+
+    data = from_arrays(toy_arrays(graphs=6), "toy", undirected=True, classification=False)
+    cfg = F.FitConfig(model="phdgn-c", epochs=3, width=4, depth=2, aggregation="p=gcn,q=sum",
+                      readout="q")  # fmt: skip
+    fitted, _ = F.fit(data, cfg, 0)
+    F.save(fitted, tmp_path / "m.safetensors")
+    again = F.load(tmp_path / "m.safetensors")
+    assert (again.cfg.aggregation, again.cfg.readout) == ("p=gcn,q=sum", "q")
+    assert again.predict(data) == fitted.predict(data)
+
+
 # ---------------------------------------------------------------------------------------
 # Bad input: one InputError each, naming what and the fix
 # ---------------------------------------------------------------------------------------
