@@ -76,6 +76,10 @@ def render_model(sources) -> str:
         for lang in langs
     ]
     table = md_table(rows, ["chrF into", f"{cfg['eval_sentences']} held-out sentences"])
+    losses = [h for h in log["history"] if "loss" in h]
+    if len(losses) > 12:  # every 500th step and the last
+        losses = [h for h in losses if h["step"] % 500 == 0 or h is losses[-1]]
+    probes = [h for h in log["history"] if "probe" in h]
     return "\n".join(
         [
             f"Schedule: {num(cfg['steps'])} steps, {num(cfg['warmup'])} of them warm-up, "
@@ -84,10 +88,11 @@ def render_model(sources) -> str:
             f"{num(log['tokens'])} tokens, {num(log['parameters'])} parameters; "
             f"{log['cpu_s'] / 60:.1f} CPU minutes, {log['wall_s'] / 60:.1f} minutes wall "
             f"({log['threads']} torch thread, shared machine); loss "
-            + ", ".join(f"{h['loss']:.2f} (step {h['step']})" for h in log["history"])
+            + ", ".join(f"{h['loss']:.2f} (step {h['step']})" for h in losses)
             + f". Weights `model.safetensors` sha256 "
             f"`{log['sha256']}`.",
             "",
+            *_curve(probes),
             f"Requirement: high-resource minimum {log['high_resource_min_chrf']:.1f} "
             f"(≥ 80: {high}); `tel` {log['target_chrf']:.1f}, "
             f"{log['target_gap_chrf']:.1f} below it (≥ 20 below: {gap}); overall {met}.",
@@ -95,6 +100,25 @@ def render_model(sources) -> str:
             table,
         ]
     )
+
+
+def _curve(probes: list[dict]) -> list[str]:
+    """The learning curve: chrF on validation sentences (not the held-out check's)."""
+    if not probes:
+        return []
+    langs = sorted(probes[0]["probe"], key=lambda lang: (lang == "tel", lang))
+    high = [lang for lang in langs if lang != "tel"]
+    rows = [
+        [
+            num(h["step"]),
+            f"{min(h['probe'][x] for x in high):.1f}",
+            f"{sum(h['probe'][x] for x in high) / len(high):.1f}",
+            f"{h['probe'].get('tel', float('nan')):.1f}",
+        ]
+        for h in probes
+    ]
+    head = ["step", "high-resource min chrF", "high-resource mean", "`tel`"]
+    return ["Learning curve (validation sentences, greedy):", "", md_table(rows, head), ""]
 
 
 def render_experiment_quick(sources) -> str:
