@@ -9,7 +9,9 @@
 - ``experiment_quick``: ``iclr25 mufu experiment --quick`` (2 seeds, plain / mufu /
   shuffled; experiments/results/mufu-experiment-quick.json): chrF per arm, gains with
   intervals, the pass conditions and the verdict as measured;
-- ``experiment_3seeds``: the same arms on 3 seeds (experiments/results/mufu-experiment-3seeds.json).
+- ``experiment_3seeds``: the same arms on 3 seeds (experiments/results/mufu-experiment-3seeds.json);
+- ``word_exposure``: which words the base model knows against how often it saw them
+  (scripts/mufu_word_exposure.py, experiments/results/mufu-word-exposure.json).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ SCORE_DEMO = "experiments/results/mufu-score-demo.json"
 MODEL_LOG = "experiments/results/mufu-base-model.json"  # a copy of the last training_log.json
 EXPERIMENT_QUICK = "experiments/results/mufu-experiment-quick.json"
 EXPERIMENT_3SEEDS = "experiments/results/mufu-experiment-3seeds.json"
+WORD_EXPOSURE = "experiments/results/mufu-word-exposure.json"
 
 
 def _timing(doc: dict, label: str) -> dict:
@@ -175,10 +178,37 @@ def _experiment(res: dict) -> str:
     )
 
 
+def render_word_exposure(sources) -> str:
+    res = sources.load(WORD_EXPOSURE)
+    rows = [
+        [
+            f"{num(b['exposures'][0])}–{num(b['exposures'][1])}",
+            num(b["words"]),
+            f"{b['known']:.0%}",
+            f"{b['char_share']:.0%}",
+        ]
+        for b in res["bins"]
+    ]
+    head = ["expected exposures per language", "words", "known", "share of characters"]
+    return "\n".join(
+        [
+            f"Model after {num(res['steps'])} steps (sha256 `{str(res['model_sha256'])[:12]}…`); "
+            f"{num(res['sentences'])} validation sentences into "
+            f"{', '.join(f'`{x}`' for x in res['languages'])}:",
+            "",
+            md_table(rows, head),
+            "",
+            f"Known: {res['known_words']:.0%} of the words, {res['known_chars']:.0%} of "
+            "their characters.",
+        ]
+    )
+
+
 SECTIONS = {
     "benchmark": render_benchmark,
     "score_demo": render_score_demo,
     "model": render_model,
     "experiment_quick": render_experiment_quick,
     "experiment_3seeds": render_experiment_3seeds,
+    "word_exposure": render_word_exposure,
 }
