@@ -22,18 +22,20 @@ Deterministic: seeded numpy streams for data, ``torch.manual_seed`` for the weig
 one torch thread (set by the caller). Training: AdamW, linear warm-up then cosine decay
 to 10 %, gradient clipping at 1.0, loss on answer tokens only (:mod:`sft`).
 
-Recipe choices (issue 22, round 3; short runs of plain prompts only, 1 thread, greedy
-chrF on validation sentences, never the final check's):
+Recipe choices (issue 22, round 3; short runs of plain prompts only, 1 thread,
+``scripts/mufu_short_run.py``):
 
-- **What limits learning is the number of optimizer updates.** The data, loss mask and
+- **What limits learning: how often the model sees each word.** The data, loss mask and
   tokenizer were checked first: answers are syllable tokens with no ``[UNK]`` (vocabulary
   1,099: 4 specials, 3 punctuation, instruction words and 500 source words, 284
   syllables and their 284 ``##`` forms), the prompt gets no loss, sentences are 4.5 words
   (~25 tokens with the prompt). The loss sits near the per-language syllable unigram
-  level (~5) for the first few hundred steps — the model has not yet learnt which
-  source word to translate (alignment) — then falls slowly. At equal compute (~100
+  level (~5) for the first few hundred steps, then falls slowly: a word of a language
+  is known only after ~300-1,000 appearances in answers into that language
+  (``scripts/mufu_word_exposure.py``; docs/mufu.md, "The base model"). At equal compute (~100
   CPU-s), 400 steps of batch 32 reached loss 4.47 and chrF 8.9 (``sam``) against 200
-  steps of batch 64 at 4.92 and 4.7: halving the batch (``plain_batch`` 32,
+  steps of batch 64 at 4.92 and 4.7 (those chrF, by mistake, on 60 of the final check's
+  sentences; the loss ranks the runs the same way): halving the batch (``plain_batch`` 32,
   ``mufu_batch`` 12) and doubling the steps is the change that helped.
 - **Learning rate 3e-3**: 1e-2 was worse at step 150 (loss 5.49 against 5.22); the
   warm-up stays at 6 % of the steps.
