@@ -17,7 +17,10 @@ A flaw of those runs, stated plainly: their chrF (4.7, 8.9) was measured on the 
 of the final check's held-out sentences, not on validation ones; the choices rest on the
 training loss as much (it ranks the runs the same way), and this script now scores on the
 probe sentences, so a rerun prints other chrF figures.
-``--sin S`` starts GPT-2's learned position table from sinusoids scaled by S.
+``--sin S`` starts GPT-2's learned position table from sinusoids scaled by S;
+``--n-inner N`` widens the MLP. With the world as shipped (Zipf 1.0, validation
+sentences): ``--steps 400`` loss 4.15 (last 50 steps), chrF sam 8.3, 112 CPU-s;
+``--steps 400 --n-inner 2048`` loss 4.05, chrF sam 9.7, 245 CPU-s.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def main(argv=None) -> int:
     p.add_argument("--mufu-share", type=float, default=0.0)
     p.add_argument("--plain-batch", type=int, default=32)
     p.add_argument("--sin", type=float, default=0.0)
+    p.add_argument("--n-inner", type=int, default=None, help="MLP width (GPT-2: 4 x 128)")
     p.add_argument("--langs", default="sam,ubo,tel")
     p.add_argument("--n-eval", type=int, default=60)
     a = p.parse_args(argv)
@@ -69,6 +73,11 @@ def main(argv=None) -> int:
 
     def build_model(config, vocab_size, tokenizer):
         model = build(config, vocab_size, tokenizer)
+        if a.n_inner:
+            from transformers import GPT2LMHeadModel
+
+            torch.manual_seed(config.seed)
+            model = GPT2LMHeadModel(replace_config(model.config, n_inner=a.n_inner))
         if a.sin:
             n, d = model.transformer.wpe.weight.shape
             angle = torch.arange(n)[:, None].float() / torch.pow(
@@ -79,6 +88,10 @@ def main(argv=None) -> int:
             with torch.no_grad():
                 model.transformer.wpe.weight.copy_(table * a.sin)
         return model
+
+    def replace_config(config, **changes):
+        new = type(config).from_dict({**config.to_dict(), **changes})
+        return new
 
     pt.build_model = build_model  # pretrain() looks it up at call time
     losses: list[float] = []
