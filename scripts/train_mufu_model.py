@@ -19,6 +19,12 @@ language and well below that into ``tel`` (at least 20 chrF under the high-resou
 minimum), on 200 held-out sentences per language. ``--stamp`` adds the weights' sha256
 and the provenance to an existing folder's ``training_log.json``.
 
+Learning curve: every ``--probe-every`` steps (500) chrF into every language on
+``--probe-sentences`` (30) validation sentences, disjoint from the held-out check's and
+from ``tel``'s pool, goes into the log's ``history`` (``{"step", "probe"}``); recipes are
+compared on these, never on the check's sentences. Why the recipe is what it is (batch,
+learning rate, Zipf exponent): :mod:`iclr25.core.mufu.pretrain`'s docstring.
+
 Under ``torchrun --nproc-per-node N scripts/train_mufu_model.py`` the training runs
 data-parallel (gloo, :mod:`iclr25.distributed_torch`; how a rank's share of each step is
 weighted: :mod:`iclr25.core.mufu.pretrain`); rank 0 alone evaluates, prints and writes.
@@ -46,6 +52,7 @@ from iclr25.core.mufu.pretrain import (  # noqa: E402
     PretrainConfig,
     eval_sentences,
     pretrain,
+    probe_sentences,
     target_pool,
 )
 from iclr25.core.mufu.world import LANGUAGES, SOURCE, TARGET  # noqa: E402
@@ -56,14 +63,15 @@ TARGET_GAP_MIN_CHRF = 20.0  # "well below": tel at least this far under the high
 DEMO_AUX = ("sam", "ser", "dov")  # the saved prompt's languages: k = 3 nearest to tel
 
 
-def evaluate(model, tokenizer, world, n: int) -> dict[str, float]:
-    """chrF of plain-prompt translations into every language, ``n`` held-out sentences."""
+def evaluate(model, tokenizer, world, n: int, sentences=None) -> dict[str, float]:
+    """chrF of plain-prompt translations into every language, ``n`` held-out sentences
+    (default: the final check's; the learning-curve probe passes its validation ones)."""
     from iclr25.core.mufu.generate import generate_causal
     from iclr25.core.mufu.models import Loaded
 
     loaded = Loaded(model, tokenizer, "causal", "")
-    pool = target_pool(world, 200)
-    sentences = eval_sentences(world, n, exclude=pool)
+    if sentences is None:
+        sentences = eval_sentences(world, n, exclude=target_pool(world, 200))
     rows = [{"source": world.render(s, SOURCE)} for s in sentences]
     scores = {}
     for lang in LANGUAGES:
@@ -98,6 +106,13 @@ def main(argv=None) -> int:
         help="only add sha256 and provenance to an existing out/model/training_log.json",
     )
     parser.add_argument("--loss-log", type=Path, help="every step's loss as JSON")
+    parser.add_argument(
+        "--probe-every",
+        type=int,
+        default=500,
+        help="chrF on validation sentences every N steps, kept in the log (0: never)",
+    )
+    parser.add_argument("--probe-sentences", type=int, default=30)
     args = parser.parse_args(argv)
     if args.stamp:
         stamp(args.out / "model", ["python", "scripts/train_mufu_model.py", *sys.argv[1:]])
@@ -144,7 +159,25 @@ def train(args, group) -> int:
     parallel = None
     if group.active:  # the smaller of the two batch sizes must still cover every rank
         parallel = DataParallel(group, min(config.plain_batch, config.mufu_batch))
-    result = pretrain(config, on_step, checkpoint=args.checkpoint, parallel=parallel)
+
+    def probe(model, tokenizer, world) -> dict[str, float]:
+        held_out = eval_sentences(world, args.eval_sentences, exclude=target_pool(world, 200))
+        sentences = probe_sentences(
+            world, args.probe_sentences, exclude=[*target_pool(world, 200), *held_out]
+        )
+        scores = evaluate(model, tokenizer, world, len(sentences), sentences)
+        if group.is_main:
+            print("probe chrF " + " ".join(f"{k} {v:.1f}" for k, v in scores.items()), flush=True)
+        return {k: round(v, 2) for k, v in scores.items()}
+
+    result = pretrain(
+        config,
+        on_step,
+        checkpoint=args.checkpoint,
+        parallel=parallel,
+        probe=probe if args.probe_every else None,
+        probe_every=args.probe_every,
+    )
     if not group.is_main:
         return 0
     if args.loss_log is not None:

@@ -9,7 +9,9 @@
 - ``experiment_quick``: ``iclr25 mufu experiment --quick`` (2 seeds, plain / mufu /
   shuffled; experiments/results/mufu-experiment-quick.json): chrF per arm, gains with
   intervals, the pass conditions and the verdict as measured;
-- ``experiment_3seeds``: the same arms on 3 seeds (experiments/results/mufu-experiment-3seeds.json).
+- ``experiment_3seeds``: the same arms on 3 seeds (experiments/results/mufu-experiment-3seeds.json);
+- ``word_exposure``: which words the base model knows against how often it saw them
+  (scripts/mufu_word_exposure.py, experiments/results/mufu-word-exposure.json).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ SCORE_DEMO = "experiments/results/mufu-score-demo.json"
 MODEL_LOG = "experiments/results/mufu-base-model.json"  # a copy of the last training_log.json
 EXPERIMENT_QUICK = "experiments/results/mufu-experiment-quick.json"
 EXPERIMENT_3SEEDS = "experiments/results/mufu-experiment-3seeds.json"
+WORD_EXPOSURE = "experiments/results/mufu-word-exposure.json"
 
 
 def _timing(doc: dict, label: str) -> dict:
@@ -76,6 +79,10 @@ def render_model(sources) -> str:
         for lang in langs
     ]
     table = md_table(rows, ["chrF into", f"{cfg['eval_sentences']} held-out sentences"])
+    losses = [h for h in log["history"] if "loss" in h]
+    if len(losses) > 12:  # every 500th step and the last
+        losses = [h for h in losses if h["step"] % 500 == 0 or h is losses[-1]]
+    probes = [h for h in log["history"] if "probe" in h]
     return "\n".join(
         [
             f"Schedule: {num(cfg['steps'])} steps, {num(cfg['warmup'])} of them warm-up, "
@@ -84,10 +91,11 @@ def render_model(sources) -> str:
             f"{num(log['tokens'])} tokens, {num(log['parameters'])} parameters; "
             f"{log['cpu_s'] / 60:.1f} CPU minutes, {log['wall_s'] / 60:.1f} minutes wall "
             f"({log['threads']} torch thread, shared machine); loss "
-            + ", ".join(f"{h['loss']:.2f} (step {h['step']})" for h in log["history"])
+            + ", ".join(f"{h['loss']:.2f} (step {h['step']})" for h in losses)
             + f". Weights `model.safetensors` sha256 "
             f"`{log['sha256']}`.",
             "",
+            *_curve(probes),
             f"Requirement: high-resource minimum {log['high_resource_min_chrf']:.1f} "
             f"(≥ 80: {high}); `tel` {log['target_chrf']:.1f}, "
             f"{log['target_gap_chrf']:.1f} below it (≥ 20 below: {gap}); overall {met}.",
@@ -95,6 +103,25 @@ def render_model(sources) -> str:
             table,
         ]
     )
+
+
+def _curve(probes: list[dict]) -> list[str]:
+    """The learning curve: chrF on validation sentences (not the held-out check's)."""
+    if not probes:
+        return []
+    langs = sorted(probes[0]["probe"], key=lambda lang: (lang == "tel", lang))
+    high = [lang for lang in langs if lang != "tel"]
+    rows = [
+        [
+            num(h["step"]),
+            f"{min(h['probe'][x] for x in high):.1f}",
+            f"{sum(h['probe'][x] for x in high) / len(high):.1f}",
+            f"{h['probe'].get('tel', float('nan')):.1f}",
+        ]
+        for h in probes
+    ]
+    head = ["step", "high-resource min chrF", "high-resource mean", "`tel`"]
+    return ["Learning curve (validation sentences, greedy):", "", md_table(rows, head), ""]
 
 
 def render_experiment_quick(sources) -> str:
@@ -151,10 +178,37 @@ def _experiment(res: dict) -> str:
     )
 
 
+def render_word_exposure(sources) -> str:
+    res = sources.load(WORD_EXPOSURE)
+    rows = [
+        [
+            f"{num(b['exposures'][0])}–{num(b['exposures'][1])}",
+            num(b["words"]),
+            f"{b['known']:.0%}",
+            f"{b['char_share']:.0%}",
+        ]
+        for b in res["bins"]
+    ]
+    head = ["expected exposures per language", "words", "known", "share of characters"]
+    return "\n".join(
+        [
+            f"Model after {num(res['steps'])} steps (sha256 `{str(res['model_sha256'])[:12]}…`); "
+            f"{num(res['sentences'])} validation sentences into "
+            f"{', '.join(f'`{x}`' for x in res['languages'])}:",
+            "",
+            md_table(rows, head),
+            "",
+            f"Known: {res['known_words']:.0%} of the words, {res['known_chars']:.0%} of "
+            "their characters.",
+        ]
+    )
+
+
 SECTIONS = {
     "benchmark": render_benchmark,
     "score_demo": render_score_demo,
     "model": render_model,
     "experiment_quick": render_experiment_quick,
     "experiment_3seeds": render_experiment_3seeds,
+    "word_exposure": render_word_exposure,
 }

@@ -64,7 +64,8 @@ def vocabulary(world: World) -> list[str]:
     if len(set(vocab)) != len(vocab):
         raise ValueError("duplicate entries in the world vocabulary")
     target_words = {f for lang in LANGUAGES for f in world.languages[lang].lexicon}
-    clashes = [w for w in whole if any(t.startswith(w) for t in target_words)]
+    prefixes = {t[:i] for t in target_words for i in range(1, len(t) + 1)}
+    clashes = [w for w in whole if w in prefixes]  # w is a prefix of a target word
     if clashes:
         raise ValueError(f"whole-word tokens are prefixes of target words: {clashes[:5]}")
     return vocab

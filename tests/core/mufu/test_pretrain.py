@@ -46,6 +46,39 @@ def test_resumed_run_equals_an_uninterrupted_run(tmp_path):
     ]
 
 
+def test_the_learning_curve_probe_leaves_training_unchanged():
+    """The probe (chrF during training) is logged every N steps and changes no weight."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[3] / "scripts"))
+    from train_mufu_model import evaluate
+
+    sentences = []
+
+    def probe(model, tokenizer, world):
+        if not sentences:
+            sentences.extend(pt.probe_sentences(world, 2, exclude=pt.eval_sentences(world, 3)))
+        assert not model.training
+        return evaluate(model, tokenizer, world, 2, sentences)
+
+    plain = pt.pretrain(TINY)
+    probed = pt.pretrain(TINY, probe=probe, probe_every=2)
+    a, b = plain.model.state_dict(), probed.model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    curve = [h for h in probed.log["history"] if "probe" in h]
+    assert [h["step"] for h in curve] == [2, 4]
+    assert set(curve[0]["probe"]) == {"tel", *pt.HIGH_RESOURCE}
+    assert [h for h in probed.log["history"] if "loss" in h] == [
+        {**h, "cpu_s": p["cpu_s"]}
+        for h, p in zip(
+            plain.log["history"],
+            [h for h in probed.log["history"] if "loss" in h],
+            strict=True,
+        )
+    ]
+
+
 def test_grouped_gradient_equals_the_whole_batch_gradient():
     from iclr25.core.mufu import sft
     from iclr25.core.mufu.world import World
