@@ -54,7 +54,9 @@ class ExiclConfig:
     hidden: int = 64  # φ MLP width
     lr: float = 3e-3  # φ Adam step
     lambda_init: float = 1.0  # λ_0
-    lambda_lr: float = 0.05  # η_λ
+    lambda_lr: float = 0.05  # η_λ, per unit of the per-point cost
+    lambda_max: float = 10.0  # λ's cap (module docstring)
+    gdv_lambda: float = 1.0  # λ of the GDV's guided sampling under a decoded mask
     temperature: float = 0.1  # InfoNCE τ
     probe_points: int = 256  # uniform states per φ step for the sparsity / InfoNCE terms
     guidance_scale: float = 0.2  # α of the guided reverse step
@@ -103,14 +105,26 @@ def _probe(n: int, generator):
     return torch.rand((n, 2), generator=generator) * 2.0 - 1.0  # (P, 2) unit coordinates
 
 
+def _probe_cells(cells_unit, half_cell, n: int, generator):
+    """(n, 2) unit coordinates uniform over the given cells (centres (C, 2), ± half a cell)."""
+    import torch
+
+    pick = torch.randint(0, len(cells_unit), (n,), generator=generator)
+    jitter = (torch.rand((n, 2), generator=generator) - 0.5) * 2.0 * half_cell
+    return cells_unit[pick] + jitter
+
+
 def _phi_at(net, points, level: float = 0.0):
     import torch
 
     return torch.sigmoid(net(points[None], level))[0]  # (P,)
 
 
-def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, generator):
-    """``net_steps`` steps of L_NR + δ_s·sparsity + δ_d·InfoNCE; returns the last loss."""
+def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, generator,
+                region=None):  # fmt: skip
+    """``net_steps`` steps of L_NR + δ_s·sparsity + δ_d·InfoNCE; returns the last loss.
+    Sparsity over states uniform on the map, InfoNCE over states uniform on the relevant
+    region ``region`` = (cell centres (C, 2), half a cell (2,)) in unit coordinates."""
     import torch
 
     loss = torch.zeros(())
@@ -120,9 +134,11 @@ def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, genera
         loss = F.noise_robust_icl_loss(net, expert_u, generated_u, prior.ddpm, generator)
         loss = loss + config.sparsity * F.sparsity_loss(phi)
         if config.diversity > 0 and accepted:
+            near = pts if region is None else _probe_cells(*region, config.probe_points, generator)
             with torch.no_grad():
-                others = torch.stack([_phi_at(z, pts) for z in accepted])  # (A, P)
-            loss = loss + config.diversity * F.info_nce_loss(phi, others, config.temperature)
+                others = torch.stack([_phi_at(z, near) for z in accepted])  # (A, P)
+            info = F.info_nce_loss(_phi_at(net, near), others, config.temperature)
+            loss = loss + config.diversity * info
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -130,10 +146,24 @@ def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, genera
 
 
 def _mean_cost(net, x_u) -> float:
+    """E_τ[c_φ(τ, 0)] per point (the 2H − 1 states and move midpoints of c_φ)."""
     import torch
 
     with torch.no_grad():
-        return float(F.trajectory_cost(net, x_u, 0.0, 1).mean())
+        return float(F.trajectory_cost(net, x_u, 0.0, 1).mean()) / (2 * x_u.shape[1] - 1)
+
+
+def _region_cells(spec, demos):
+    """The relevant region's cell centres (C, 2) and half a cell (2,), unit coordinates."""
+    import torch
+
+    from iclr25.core.exicl.verifier import relevant_region
+
+    ys, xs = np.nonzero(relevant_region(spec, demos))
+    xy = np.stack([xs, ys], 1).astype(np.float64)
+    centres = torch.as_tensor(to_unit(xy, spec.width, spec.height), dtype=torch.float32)
+    half = torch.tensor([1.0 / (spec.width - 1), 1.0 / (spec.height - 1)])
+    return centres, half
 
 
 def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: ExiclConfig,
@@ -153,24 +183,30 @@ def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: E
     expert_u = _expert_unit(demos, prior)
     guidance = Guidance(scale=config.guidance_scale)
     lam = config.lambda_init
+    region = _region_cells(spec, demos) if config.diversity > 0 and accepted else None
     for _ in range(config.rounds):
         pick = rng.integers(0, len(demos), config.samples)
-        cost = _cost_fn(net)
+        cost = _cost_fn(net, 1, prior.ddpm.steps)
         traj = sample(prior, demos.starts[pick], demos.goals[pick], int(rng.integers(2**62)),
                       guidance, cost, np.full(config.samples, lam))  # fmt: skip
         gen_u = torch.as_tensor(to_unit(traj, prior.width_cells, prior.height_cells),
                                 dtype=torch.float32)  # fmt: skip
-        _update_phi(net, opt, expert_u, gen_u, prior, accepted, config, g)
+        _update_phi(net, opt, expert_u, gen_u, prior, accepted, config, g, region)
         eps = _mean_cost(net, expert_u)
-        lam = max(0.0, lam + config.lambda_lr * (_mean_cost(net, gen_u) - eps))
+        lam = min(config.lambda_max,
+                  max(0.0, lam + config.lambda_lr * (_mean_cost(net, gen_u) - eps)))  # fmt: skip
         if on_round is not None:
             on_round(1)
     return net, lam
 
 
-def _cost_fn(net, members: int = 1):
+def _cost_fn(net, members: int = 1, steps: int | None = None):
+    """c_φ(τ^i, i) for the sampler: φ at its level (i + 1)/T (:func:`.feasibility.level_of`),
+    or at the clean level 0 for every i when ``steps`` is None (a level-free φ)."""
+
     def cost(x, i):
-        return F.trajectory_cost(net, x, 0.0, members)
+        level = 0.0 if steps is None else F.level_of(i, steps)
+        return F.trajectory_cost(net, x, level, members)
 
     return cost
 
@@ -201,7 +237,8 @@ def explore(spec, demos: Demos, prior: Prior, config: ExiclConfig, seed: int,
         net, lam = learn_constraint(spec, demos, prior, accepted, config, seed + 7919 * k, on_round)
         masks, phi = F.masks_of(net, spec.width, spec.height)
         masks &= most_restrictive_mask(spec, demos)[None]  # never a cell the experts need
-        v = gdv_check(spec, demos, prior, net, np.array([lam]), masks, config, seed + k, 1)
+        v = gdv_check(spec, demos, prior, F.MaskPermissibility(masks),
+                      np.array([config.gdv_lambda]), masks, config, seed + k, 1)  # fmt: skip
         ok = bool(v.feasible[0])
         if ok:
             accepted.append(net)
