@@ -9,8 +9,8 @@ fresh layouts: the legal-move rate of 256 unguided samples (target ≥ 0.90) and
 ratio of reward-guided paths to the unconstrained shortest path (target ≤ 1.15; a
 sample's path is the shortest legal one inside its tube — the cells its states and move
 midpoints round to, up to its first visit of the goal cell, the rest being padding —
-:func:`iclr25.core.exicl.sampler.tube_path`). Writes ``iclr25/data/exicl/<layout>_prior.safetensors`` and
-``iclr25/data/exicl/priors.json`` (figures, sha256, seconds). With --check it writes
+:func:`iclr25.core.exicl.sampler.tube_path`). Writes
+``iclr25/data/exicl/<layout>_prior.safetensors`` and ``iclr25/data/exicl/priors.json`` (figures, sha256, seconds). With --check it writes
 nothing and compares a fresh training with the shipped weights.
 
 Under ``torchrun --nproc-per-node N scripts/train_exicl_priors.py`` the training runs

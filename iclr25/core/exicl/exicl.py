@@ -3,26 +3,39 @@
 K constraints are learned one after another. For constraint k (fresh φ_ω, λ_k = λ_0):
 
 1. **Sample** (Eq. 9–10): ``samples`` guided trajectories τ̂ ~ p̃ ∝ p_θ·exp(r − λ_k c_φ)
-   between the start and goal of demonstrations drawn at random (:mod:`.sampler`).
+   between the start and goal of demonstrations drawn at random (:mod:`.sampler`); at
+   reverse step i the cost uses φ at its level for τ^i, (i + 1)/T (the paper's
+   noise-conditioned φ; :func:`.feasibility.level_of`).
 2. **Update φ** (Eq. 11–13): ``net_steps`` Adam steps on
-   L = L_NR(D_E, τ̂) + δ_s·E_x[1 − φ(x)] + δ_d·InfoNCE(φ(x); Z),
-   x = ``probe_points`` states drawn uniformly over the map each step, Z the accepted
-   constraints' φ at those states (:mod:`.feasibility`).
-3. **Update λ** by projected dual ascent λ_k ← max(0, λ_k + η_λ (E_τ̂[c_φ(τ̂)] − ε)),
-   ε = E_{D_E}[c_φ(τ)] (the expert's cost). The paper's Algorithm 1 writes "minimise
-   λ·E[c − ε]", which read literally drives λ to 0 when the samples cost more than ε; we
-   use the dual-ascent sign (paper note, item 4).
+   L = L_NR(D_E, τ̂) + δ_s·E_x[1 − φ(x)] + δ_d·InfoNCE(φ; Z),
+   sparsity over ``probe_points`` states uniform on the map, InfoNCE over as many states
+   uniform on the relevant region (where masks are compared), Z the accepted constraints
+   (:mod:`.feasibility`: the InfoNCE acts on whole constraints, not per state).
+3. **Update λ** by projected dual ascent, capped (:func:`dual_step`):
+   λ_k ← min(λ_max, max(0, λ_k + η_λ (E_τ̂[c̄_φ(τ̂)] − ε))), c̄ the cost per point (states and
+   move midpoints) at the clean level, ε = E_{D_E}[c̄_φ(τ)] (the expert's cost). The
+   paper's Algorithm 1 writes "minimise λ·E[c − ε]", which read literally drives λ to 0
+   when the samples cost more than ε; we use the dual-ascent sign (paper note, item 4).
+   Why per point and capped (ours): with a hard constraint the expert's cost is ≈ 0 and
+   every sample that touches a state with φ < 1 costs more, so the ascent never stops;
+   on summed costs λ reached 30–480 within 6–20 rounds, and at such λ the sampler avoided
+   states with φ ≈ 0.9 — states the mask calls *allowed* — so neither the ICL negatives
+   nor the GDV ever proposed the shortcuts through them.
 
 After ``rounds`` rounds the candidate's mask is {c : φ(c, 0) < 0.5} minus the cells the
 demonstrations need (visited cells and the corners of their diagonal moves): ICL assumes
 the experts feasible, so no constraint may forbid what they did (our rule; without it a few
 expert cells next to a blocked shortcut fell below 0.5 and made the candidate exactly
 infeasible for a reason the ICL premise already excludes). **Acceptance** (the
-paper gives no rule; ours): the candidate enters Z when the GDV (:mod:`.gdv`) finds it
-feasible — φ allows every demonstration state and no guided sample under it is a shortcut
-beyond the tolerance. Rejected candidates are still reported. With δ_d = 0 (the control)
-Z plays no role and the K constraints differ only by their random initialisation, the
-paper's Fig. 4 "random initialisation" alternative.
+paper gives no rule; ours): the candidate enters Z when the GDV (:mod:`.gdv`) finds **its
+mask** feasible: guided samples under the mask's permissibility
+(:class:`.feasibility.MaskPermissibility`, λ = ``gdv_lambda``) — the same test ``exicl
+calibrate`` measures, so its precision and recall describe this rule. (The first version
+sampled under the learned soft φ with the learned λ, which at large λ avoided allowed
+cells and missed the shortcuts through them: the GDV accepted exactly infeasible masks.)
+Rejected candidates are still reported. With δ_d = 0 (the control) Z plays no role and
+the K constraints differ only by their random initialisation, the paper's Fig. 4
+"random initialisation" alternative.
 
 Budget per constraint: ``rounds`` × ``samples`` guided samples and ``rounds`` ×
 ``net_steps`` φ steps, the same for every δ.
@@ -153,6 +166,12 @@ def _mean_cost(net, x_u) -> float:
         return float(F.trajectory_cost(net, x_u, 0.0, 1).mean()) / (2 * x_u.shape[1] - 1)
 
 
+def dual_step(lam: float, generated_cost: float, expert_cost: float, config: ExiclConfig) -> float:
+    """λ ← min(λ_max, max(0, λ + η_λ (E c_φ(τ̂) − ε))), costs per point, ε = the expert's."""
+    step = lam + config.lambda_lr * (generated_cost - expert_cost)
+    return min(config.lambda_max, max(0.0, step))
+
+
 def _region_cells(spec, demos):
     """The relevant region's cell centres (C, 2) and half a cell (2,), unit coordinates."""
     import torch
@@ -192,9 +211,7 @@ def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: E
         gen_u = torch.as_tensor(to_unit(traj, prior.width_cells, prior.height_cells),
                                 dtype=torch.float32)  # fmt: skip
         _update_phi(net, opt, expert_u, gen_u, prior, accepted, config, g, region)
-        eps = _mean_cost(net, expert_u)
-        lam = min(config.lambda_max,
-                  max(0.0, lam + config.lambda_lr * (_mean_cost(net, gen_u) - eps)))  # fmt: skip
+        lam = dual_step(lam, _mean_cost(net, gen_u), _mean_cost(net, expert_u), config)
         if on_round is not None:
             on_round(1)
     return net, lam

@@ -18,12 +18,17 @@ Symbols (code → paper):
   φ depends on the state only: the exact verifier checks state constraints, and a
   state-action φ would have no mask (the action enters the cost through the states it
   visits).
-- :func:`noise_robust_icl_loss` → L_NR(ω) = E_i[ −E_{τ∈D_E} mean_t log φ(s_t^i, i)
-  + E_{τ̂~p̃} mean_t log φ(ŝ_t^i, i) ], τ^i ~ q(τ^i | τ^0), i drawn per trajectory with
-  more weight on low noise (i = ⌊T u²⌋, u uniform; our choice), log φ computed as
-  log(φ + 10⁻⁵) as in Malik et al.'s code. Plus −E_{τ∈D_E} mean_t log φ(s_t, 0) on the
-  clean expert states (our addition: the level-0 mask must allow every expert state, and
-  the noised term alone lets the generated term win at low noise).
+- :func:`noise_robust_icl_loss` → L_NR(ω) = E_i[ −E_{τ∈D_E} mean_t log φ(s_t^i, ℓ_i)
+  + E_{τ̂~p̃} mean_t log φ(ŝ_t^i, ℓ_i) ], τ^i ~ q(τ^i | τ^0), i drawn per trajectory with
+  more weight on low noise (i = ⌊T u²⌋, u uniform; our choice), φ's level input
+  ℓ_i = (i + 1)/T (:func:`level_of`), log φ computed as log(φ + 10⁻⁵) as in Malik et
+  al.'s code. Plus the same ICL term on the clean trajectories at level 0,
+  −E_{D_E} mean_t log φ(s_t, 0) + E_{τ̂} mean_t log φ(ŝ_t, 0) (ours: the level-0 mask must
+  allow every expert state and forbid the generated shortcuts; it is the only term that
+  reaches the cell table). Defect fixed here: the first version gave index i its level as
+  i/T, so index 0 — already noised, σ ≈ 0.67 cells — counted as clean; noised expert
+  states then reached the table and raised φ on the one-cell wall between expert cells
+  (the "pinch" left open at the wall's top).
 - :func:`sparsity_loss` → E_x[1 − φ(x, 0)] over states x drawn uniformly from the map
   (δ_s in the paper's Eq. 12; "closeness to everything allowed").
 - :func:`info_nce_loss` → δ_d term of Eq. 13, in our InfoNCE form over **whole
