@@ -10,8 +10,10 @@ ratio of reward-guided paths to the unconstrained shortest path (target ≤ 1.15
 sample's path is the shortest legal one inside its tube — the cells its states and move
 midpoints round to, up to its first visit of the goal cell, the rest being padding —
 :func:`iclr25.core.exicl.sampler.tube_path`). Writes
-``iclr25/data/exicl/<layout>_prior.safetensors`` and ``iclr25/data/exicl/priors.json`` (figures, sha256, seconds). With --check it writes
-nothing and compares a fresh training with the shipped weights.
+``iclr25/data/exicl/<layout>_prior.safetensors`` and ``iclr25/data/exicl/priors.json``
+(figures, sha256, seconds). With --check it writes nothing and compares a fresh training
+with the shipped weights. The ``box`` family's nominal detours stay near the trip
+(:mod:`iclr25.core.exicl.nominal`).
 
 Under ``torchrun --nproc-per-node N scripts/train_exicl_priors.py`` the training runs
 data-parallel (gloo, :mod:`iclr25.distributed_torch`): every process draws the same global

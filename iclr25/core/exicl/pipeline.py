@@ -60,7 +60,11 @@ def fit_prior(problem: Problem, config: PriorConfig, seed: int, nominal: np.ndar
     regions = problem.regions or regions_from_demos(problem.spec, problem.demos)
     if nominal is None:
         nominal = nominal_trajectories(
-            problem.spec, regions, config.trajectories, config.horizon, seed,
+            problem.spec,
+            regions,
+            config.trajectories,
+            config.horizon,
+            seed,
             **(problem.nominal or {}),
         )
     prior, curve = train_prior(nominal, problem.spec, config, seed, on_step, parallel, on_loss)

@@ -180,4 +180,3 @@ def tube_path(spec, traj: np.ndarray, blocked: np.ndarray) -> np.ndarray | None:
     while path[-1] != a:
         path.append(int(pred[path[-1]]))
     return grid.cell_xy(spec, np.array(path[::-1]))
-
