@@ -135,7 +135,8 @@ def test_tube_path_reads_a_straight_sample_between_two_columns_as_straight():
     traj = np.concatenate([traj, np.repeat(traj[-1:], 4, 0)])  # padding at the goal
     zigzag = grid.path_length(spec, decode_path(traj, 8, 8))
     path = tube_path(spec, traj, spec.walls)
-    assert grid.path_length(spec, path) == pytest.approx(5.0) < zigzag
+    assert grid.path_length(spec, path) == pytest.approx(5.0)
+    assert zigzag > 5.5  # rounding alone zig-zags between the two columns
     blocked = np.zeros((8, 8), dtype=bool)
     blocked[3, 3:5] = True  # both tube cells of row 3: no way round inside the tube
     assert tube_path(spec, traj, blocked) is None
