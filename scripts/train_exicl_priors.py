@@ -6,11 +6,14 @@ Deterministic (CPU, one thread, seed 0): for ``wall`` and ``box``, 2,000 nominal
 trajectories from the family's start / goal regions (the hidden constraint is never
 used), the default :class:`PriorConfig`, then the two acceptance figures of the issue on
 fresh layouts: the legal-move rate of 256 unguided samples (target ≥ 0.90) and the median
-ratio of reward-guided paths (rounded, gaps filled) to the unconstrained shortest path
-(target ≤ 1.15; a sample's path ends at its first visit of the goal cell, the rest is
-padding). Writes ``iclr25/data/exicl/<layout>_prior.safetensors`` and
-``iclr25/data/exicl/priors.json`` (figures, sha256, seconds). With --check it writes
-nothing and compares a fresh training with the shipped weights.
+ratio of reward-guided paths to the unconstrained shortest path (target ≤ 1.15; a
+sample's path is the shortest legal one inside its tube — the cells its states and move
+midpoints round to, up to its first visit of the goal cell, the rest being padding —
+:func:`iclr25.core.exicl.sampler.tube_path`). Writes
+``iclr25/data/exicl/<layout>_prior.safetensors`` and ``iclr25/data/exicl/priors.json``
+(figures, sha256, seconds). With --check it writes nothing and compares a fresh training
+with the shipped weights. The ``box`` family's nominal detours stay near the trip
+(:mod:`iclr25.core.exicl.nominal`).
 
 Under ``torchrun --nproc-per-node N scripts/train_exicl_priors.py`` the training runs
 data-parallel (gloo, :mod:`iclr25.distributed_torch`): every process draws the same global
@@ -39,7 +42,7 @@ from iclr25.core.exicl import grid
 from iclr25.core.exicl.layouts import make_layout
 from iclr25.core.exicl.pipeline import Problem, fit_prior
 from iclr25.core.exicl.prior import PriorConfig, load_prior, save_prior
-from iclr25.core.exicl.sampler import Guidance, decode_path, sample
+from iclr25.core.exicl.sampler import Guidance, sample, tube_path
 from iclr25.core.exicl.verifier import verify
 from iclr25.paths import package_file
 from iclr25.provenance import provenance
@@ -54,7 +57,7 @@ def guided_ratio(prior, seed: int, layout: str) -> float:
     spec = lay.spec
     shortest = verify(spec, lay.demos, np.zeros((1, spec.height, spec.width), bool)).shortest[0]
     traj = sample(prior, lay.demos.starts, lay.demos.goals, seed, Guidance(scale=GUIDE_SCALE))
-    lengths = [grid.path_length(spec, decode_path(t, 16, 16)) for t in traj]
+    lengths = [grid.path_length(spec, tube_path(spec, t, spec.walls)) for t in traj]
     return float(np.median(np.asarray(lengths) / shortest))
 
 
@@ -63,7 +66,7 @@ def train(layout: str, config: PriorConfig, group, losses: list[float]):
     from iclr25.distributed_torch import DataParallel
 
     lay = make_layout(layout, 0)
-    problem = Problem(lay.spec, lay.demos, None, lay.regions, layout)
+    problem = Problem(lay.spec, lay.demos, None, lay.regions, layout, lay.nominal)
     parallel = DataParallel(group, config.batch) if group.active else None
     t0 = time.perf_counter()
     prior, report = fit_prior(problem, config, 0, None, None, parallel, losses.append)

@@ -10,7 +10,9 @@ Candidates (half each, drawn with ``seed``):
 Each is cut to the most restrictive consistent mask (cells the demonstrations need stay
 open), as recovered constraints are. The GDV sees a mask as φ = :class:`.feasibility.
 MaskPermissibility` (±6 logits) with λ = ``lam``, and samples ``gdv_samples`` guided
-trajectories per demonstration, ``batch`` masks per sampler call (:func:`.exicl.gdv_check`).
+trajectories per demonstration, ``batch`` masks per sampler call (:func:`.exicl.gdv_check`)
+— the rule ExICL's acceptance applies to each candidate's decoded mask, so the precision
+and recall measured here are those of the acceptance.
 "Positive" = feasible: ``precision`` = P(exact feasible | GDV feasible), ``recall`` =
 P(GDV feasible | exact feasible); None when undefined (no positive).
 """
@@ -26,7 +28,7 @@ import numpy as np
 class CalibrateConfig:
     candidates: int = 2000
     batch: int = 16  # masks per batched guided sampling
-    lam: float = 1.0  # λ of every candidate's guided sampling
+    lam: float = 1.0  # λ of every candidate's guided sampling (= ExiclConfig.gdv_lambda)
     gdv_samples: int = 4  # guided samples per demonstration
     tolerance: float = 0.10
 

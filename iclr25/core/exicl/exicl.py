@@ -3,26 +3,39 @@
 K constraints are learned one after another. For constraint k (fresh φ_ω, λ_k = λ_0):
 
 1. **Sample** (Eq. 9–10): ``samples`` guided trajectories τ̂ ~ p̃ ∝ p_θ·exp(r − λ_k c_φ)
-   between the start and goal of demonstrations drawn at random (:mod:`.sampler`).
+   between the start and goal of demonstrations drawn at random (:mod:`.sampler`); at
+   reverse step i the cost uses φ at its level for τ^i, (i + 1)/T (the paper's
+   noise-conditioned φ; :func:`.feasibility.level_of`).
 2. **Update φ** (Eq. 11–13): ``net_steps`` Adam steps on
-   L = L_NR(D_E, τ̂) + δ_s·E_x[1 − φ(x)] + δ_d·InfoNCE(φ(x); Z),
-   x = ``probe_points`` states drawn uniformly over the map each step, Z the accepted
-   constraints' φ at those states (:mod:`.feasibility`).
-3. **Update λ** by projected dual ascent λ_k ← max(0, λ_k + η_λ (E_τ̂[c_φ(τ̂)] − ε)),
-   ε = E_{D_E}[c_φ(τ)] (the expert's cost). The paper's Algorithm 1 writes "minimise
-   λ·E[c − ε]", which read literally drives λ to 0 when the samples cost more than ε; we
-   use the dual-ascent sign (paper note, item 4).
+   L = L_NR(D_E, τ̂) + δ_s·E_x[1 − φ(x)] + δ_d·InfoNCE(φ; Z),
+   sparsity over ``probe_points`` states uniform on the map, InfoNCE over as many states
+   uniform on the relevant region (where masks are compared), Z the accepted constraints
+   (:mod:`.feasibility`: the InfoNCE acts on whole constraints, not per state).
+3. **Update λ** by projected dual ascent, capped (:func:`dual_step`):
+   λ_k ← min(λ_max, max(0, λ_k + η_λ (E_τ̂[c̄_φ(τ̂)] − ε))), c̄ the cost per point (states and
+   move midpoints) at the clean level, ε = E_{D_E}[c̄_φ(τ)] (the expert's cost). The
+   paper's Algorithm 1 writes "minimise λ·E[c − ε]", which read literally drives λ to 0
+   when the samples cost more than ε; we use the dual-ascent sign (paper note, item 4).
+   Why per point and capped (ours): with a hard constraint the expert's cost is ≈ 0 and
+   every sample that touches a state with φ < 1 costs more, so the ascent never stops;
+   on summed costs λ reached 30–480 within 6–20 rounds, and at such λ the sampler avoided
+   states with φ ≈ 0.9 — states the mask calls *allowed* — so neither the ICL negatives
+   nor the GDV ever proposed the shortcuts through them.
 
 After ``rounds`` rounds the candidate's mask is {c : φ(c, 0) < 0.5} minus the cells the
 demonstrations need (visited cells and the corners of their diagonal moves): ICL assumes
 the experts feasible, so no constraint may forbid what they did (our rule; without it a few
 expert cells next to a blocked shortcut fell below 0.5 and made the candidate exactly
 infeasible for a reason the ICL premise already excludes). **Acceptance** (the
-paper gives no rule; ours): the candidate enters Z when the GDV (:mod:`.gdv`) finds it
-feasible — φ allows every demonstration state and no guided sample under it is a shortcut
-beyond the tolerance. Rejected candidates are still reported. With δ_d = 0 (the control)
-Z plays no role and the K constraints differ only by their random initialisation, the
-paper's Fig. 4 "random initialisation" alternative.
+paper gives no rule; ours): the candidate enters Z when the GDV (:mod:`.gdv`) finds **its
+mask** feasible: guided samples under the mask's permissibility
+(:class:`.feasibility.MaskPermissibility`, λ = ``gdv_lambda``) — the same test ``exicl
+calibrate`` measures, so its precision and recall describe this rule. (The first version
+sampled under the learned soft φ with the learned λ, which at large λ avoided allowed
+cells and missed the shortcuts through them: the GDV accepted exactly infeasible masks.)
+Rejected candidates are still reported. With δ_d = 0 (the control) Z plays no role and
+the K constraints differ only by their random initialisation, the paper's Fig. 4
+"random initialisation" alternative.
 
 Budget per constraint: ``rounds`` × ``samples`` guided samples and ``rounds`` ×
 ``net_steps`` φ steps, the same for every δ.
@@ -54,7 +67,9 @@ class ExiclConfig:
     hidden: int = 64  # φ MLP width
     lr: float = 3e-3  # φ Adam step
     lambda_init: float = 1.0  # λ_0
-    lambda_lr: float = 0.05  # η_λ
+    lambda_lr: float = 0.05  # η_λ, per unit of the per-point cost
+    lambda_max: float = 10.0  # λ's cap (module docstring)
+    gdv_lambda: float = 1.0  # λ of the GDV's guided sampling under a decoded mask
     temperature: float = 0.1  # InfoNCE τ
     probe_points: int = 256  # uniform states per φ step for the sparsity / InfoNCE terms
     guidance_scale: float = 0.2  # α of the guided reverse step
@@ -103,14 +118,26 @@ def _probe(n: int, generator):
     return torch.rand((n, 2), generator=generator) * 2.0 - 1.0  # (P, 2) unit coordinates
 
 
+def _probe_cells(cells_unit, half_cell, n: int, generator):
+    """(n, 2) unit coordinates uniform over the given cells (centres (C, 2), ± half a cell)."""
+    import torch
+
+    pick = torch.randint(0, len(cells_unit), (n,), generator=generator)
+    jitter = (torch.rand((n, 2), generator=generator) - 0.5) * 2.0 * half_cell
+    return cells_unit[pick] + jitter
+
+
 def _phi_at(net, points, level: float = 0.0):
     import torch
 
     return torch.sigmoid(net(points[None], level))[0]  # (P,)
 
 
-def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, generator):
-    """``net_steps`` steps of L_NR + δ_s·sparsity + δ_d·InfoNCE; returns the last loss."""
+def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, generator,
+                region=None):  # fmt: skip
+    """``net_steps`` steps of L_NR + δ_s·sparsity + δ_d·InfoNCE; returns the last loss.
+    Sparsity over states uniform on the map, InfoNCE over states uniform on the relevant
+    region ``region`` = (cell centres (C, 2), half a cell (2,)) in unit coordinates."""
     import torch
 
     loss = torch.zeros(())
@@ -120,9 +147,11 @@ def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, genera
         loss = F.noise_robust_icl_loss(net, expert_u, generated_u, prior.ddpm, generator)
         loss = loss + config.sparsity * F.sparsity_loss(phi)
         if config.diversity > 0 and accepted:
+            near = pts if region is None else _probe_cells(*region, config.probe_points, generator)
             with torch.no_grad():
-                others = torch.stack([_phi_at(z, pts) for z in accepted])  # (A, P)
-            loss = loss + config.diversity * F.info_nce_loss(phi, others, config.temperature)
+                others = torch.stack([_phi_at(z, near) for z in accepted])  # (A, P)
+            info = F.info_nce_loss(_phi_at(net, near), others, config.temperature)
+            loss = loss + config.diversity * info
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -130,10 +159,30 @@ def _update_phi(net, opt, expert_u, generated_u, prior, accepted, config, genera
 
 
 def _mean_cost(net, x_u) -> float:
+    """E_τ[c_φ(τ, 0)] per point (the 2H − 1 states and move midpoints of c_φ)."""
     import torch
 
     with torch.no_grad():
-        return float(F.trajectory_cost(net, x_u, 0.0, 1).mean())
+        return float(F.trajectory_cost(net, x_u, 0.0, 1).mean()) / (2 * x_u.shape[1] - 1)
+
+
+def dual_step(lam: float, generated_cost: float, expert_cost: float, config: ExiclConfig) -> float:
+    """λ ← min(λ_max, max(0, λ + η_λ (E c_φ(τ̂) − ε))), costs per point, ε = the expert's."""
+    step = lam + config.lambda_lr * (generated_cost - expert_cost)
+    return min(config.lambda_max, max(0.0, step))
+
+
+def _region_cells(spec, demos):
+    """The relevant region's cell centres (C, 2) and half a cell (2,), unit coordinates."""
+    import torch
+
+    from iclr25.core.exicl.verifier import relevant_region
+
+    ys, xs = np.nonzero(relevant_region(spec, demos))
+    xy = np.stack([xs, ys], 1).astype(np.float64)
+    centres = torch.as_tensor(to_unit(xy, spec.width, spec.height), dtype=torch.float32)
+    half = torch.tensor([1.0 / (spec.width - 1), 1.0 / (spec.height - 1)])
+    return centres, half
 
 
 def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: ExiclConfig,
@@ -153,24 +202,28 @@ def learn_constraint(spec, demos: Demos, prior: Prior, accepted: list, config: E
     expert_u = _expert_unit(demos, prior)
     guidance = Guidance(scale=config.guidance_scale)
     lam = config.lambda_init
+    region = _region_cells(spec, demos) if config.diversity > 0 and accepted else None
     for _ in range(config.rounds):
         pick = rng.integers(0, len(demos), config.samples)
-        cost = _cost_fn(net)
+        cost = _cost_fn(net, 1, prior.ddpm.steps)
         traj = sample(prior, demos.starts[pick], demos.goals[pick], int(rng.integers(2**62)),
                       guidance, cost, np.full(config.samples, lam))  # fmt: skip
         gen_u = torch.as_tensor(to_unit(traj, prior.width_cells, prior.height_cells),
                                 dtype=torch.float32)  # fmt: skip
-        _update_phi(net, opt, expert_u, gen_u, prior, accepted, config, g)
-        eps = _mean_cost(net, expert_u)
-        lam = max(0.0, lam + config.lambda_lr * (_mean_cost(net, gen_u) - eps))
+        _update_phi(net, opt, expert_u, gen_u, prior, accepted, config, g, region)
+        lam = dual_step(lam, _mean_cost(net, gen_u), _mean_cost(net, expert_u), config)
         if on_round is not None:
             on_round(1)
     return net, lam
 
 
-def _cost_fn(net, members: int = 1):
+def _cost_fn(net, members: int = 1, steps: int | None = None):
+    """c_φ(τ^i, i) for the sampler: φ at its level (i + 1)/T (:func:`.feasibility.level_of`),
+    or at the clean level 0 for every i when ``steps`` is None (a level-free φ)."""
+
     def cost(x, i):
-        return F.trajectory_cost(net, x, 0.0, members)
+        level = 0.0 if steps is None else F.level_of(i, steps)
+        return F.trajectory_cost(net, x, level, members)
 
     return cost
 
@@ -201,7 +254,8 @@ def explore(spec, demos: Demos, prior: Prior, config: ExiclConfig, seed: int,
         net, lam = learn_constraint(spec, demos, prior, accepted, config, seed + 7919 * k, on_round)
         masks, phi = F.masks_of(net, spec.width, spec.height)
         masks &= most_restrictive_mask(spec, demos)[None]  # never a cell the experts need
-        v = gdv_check(spec, demos, prior, net, np.array([lam]), masks, config, seed + k, 1)
+        v = gdv_check(spec, demos, prior, F.MaskPermissibility(masks),
+                      np.array([config.gdv_lambda]), masks, config, seed + k, 1)  # fmt: skip
         ok = bool(v.feasible[0])
         if ok:
             accepted.append(net)

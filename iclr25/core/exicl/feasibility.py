@@ -18,18 +18,30 @@ Symbols (code → paper):
   φ depends on the state only: the exact verifier checks state constraints, and a
   state-action φ would have no mask (the action enters the cost through the states it
   visits).
-- :func:`noise_robust_icl_loss` → L_NR(ω) = E_i[ −E_{τ∈D_E} mean_t log φ(s_t^i, i)
-  + E_{τ̂~p̃} mean_t log φ(ŝ_t^i, i) ], τ^i ~ q(τ^i | τ^0), i drawn per trajectory with
-  more weight on low noise (i = ⌊T u²⌋, u uniform; our choice), log φ computed as
-  log(φ + 10⁻⁵) as in Malik et al.'s code. Plus −E_{τ∈D_E} mean_t log φ(s_t, 0) on the
-  clean expert states (our addition: the level-0 mask must allow every expert state, and
-  the noised term alone lets the generated term win at low noise).
+- :func:`noise_robust_icl_loss` → L_NR(ω) = E_i[ −E_{τ∈D_E} mean_t log φ(s_t^i, ℓ_i)
+  + E_{τ̂~p̃} mean_t log φ(ŝ_t^i, ℓ_i) ], τ^i ~ q(τ^i | τ^0), i drawn per trajectory with
+  more weight on low noise (i = ⌊T u²⌋, u uniform; our choice), φ's level input
+  ℓ_i = (i + 1)/T (:func:`level_of`), log φ computed as log(φ + 10⁻⁵) as in Malik et
+  al.'s code. Plus the same ICL term on the clean trajectories at level 0,
+  −E_{D_E} mean_t log φ(s_t, 0) + E_{τ̂} mean_t log φ(ŝ_t, 0) (ours: the level-0 mask must
+  allow every expert state and forbid the generated shortcuts; it is the only term that
+  reaches the cell table). Defect fixed here: the first version gave index i its level as
+  i/T, so index 0 — already noised, σ ≈ 0.67 cells — counted as clean; noised expert
+  states then reached the table and raised φ on the one-cell wall between expert cells
+  (the "pinch" left open at the wall's top).
 - :func:`sparsity_loss` → E_x[1 − φ(x, 0)] over states x drawn uniformly from the map
   (δ_s in the paper's Eq. 12; "closeness to everything allowed").
-- :func:`info_nce_loss` → δ_d term of Eq. 13, in our InfoNCE form per state x:
-  −log[e^{−d(1, φ)/τ} / (e^{−d(1, φ)/τ} + Σ_{φ̃∈Z} e^{−d(φ̃, φ)/τ})], d(u, v) = |u − v|,
-  positive: the all-permissive constraint 1; negatives: the accepted constraints Z. It is
-  0 when Z is empty and grows as φ approaches an accepted φ̃ where φ̃ forbids.
+- :func:`info_nce_loss` → δ_d term of Eq. 13, in our InfoNCE form over **whole
+  constraints**: −log[e^{s(φ, 1)} / (e^{s(φ, 1)} + Σ_{φ̃∈Z} e^{s(φ, φ̃)})],
+  s(u, v) = −mean_x |u(x) − v(x)| / τ over states x of the relevant region; positive: the
+  all-permissive constraint 1; negatives: the accepted constraints Z. It is 0 when Z is
+  empty and grows as φ approaches an accepted φ̃. For masks A (accepted) and B (new) it
+  is ≈ 0 once |A Δ B| exceeds |B| by a few τ·P, i.e. once B reuses less than half of A,
+  and then its gradient vanishes. Why not per state (the first version): per state x the
+  positive and every forbidding φ̃ both pull φ(x) towards 1, with a loss of up to 1/τ = 10
+  per state that never saturates, so the second constraint came out empty ("no
+  constraint"); at the constraint level the term stops pulling once the candidate differs
+  enough from Z, and the ICL loss keeps it explaining the expert.
 - :class:`MaskPermissibility` → φ for a given cell mask (calibration, ``verify``'s GDV):
   per-cell logits ±``sharpness``, bilinearly interpolated, level ignored.
 """
@@ -179,7 +191,17 @@ def trajectory_cost(phi_fn, x, level: float, members: int):
     return -log_phi(logits).reshape(members * b, -1).sum(-1)
 
 
+def level_of(i: int, steps: int) -> float:
+    """φ's level input for τ^i, the DDPM sample at index i (``q_sample(τ^0, i)``): (i + 1)/T.
+
+    Index i = 0 is already noised (σ ≈ 0.67 cells on the 16-cell maps, cosine schedule of
+    20 levels), so 0.0 is kept for the clean τ^0 alone — the level where the per-cell table
+    acts and masks are read."""
+    return (int(i) + 1) / float(steps)
+
+
 def draw_levels(n: int, steps: int, generator):
+    """(n,) DDPM indices i ∈ {0 … T−1}, more weight on low noise (i = ⌊T u²⌋)."""
     import torch
 
     u = torch.rand(n, generator=generator)
@@ -188,18 +210,25 @@ def draw_levels(n: int, steps: int, generator):
 
 def noise_robust_icl_loss(phi_fn, expert_u, generated_u, ddpm, generator, extra_expert=None):
     """L_NR for one member: expert (Ne, H, 2), generated (Ng, H, 2) unit trajectories;
-    ``extra_expert`` (P, 2): further points the expert needs allowed (level 0)."""
+    ``extra_expert`` (P, 2): further points the expert needs allowed (level 0).
+
+    Two parts (module docstring): the noised ICL term, each trajectory at its own DDPM
+    index i with φ's level (i + 1)/T, and the clean ICL term at level 0 (experts up,
+    generated down), the only one that reaches the per-cell table."""
     import torch
 
     def mean_log_phi(traj):
         i = draw_levels(len(traj), ddpm.steps, generator)
         noisy = ddpm.q_sample(traj, i, torch.randn(traj.shape, generator=generator))
-        level = (i.float() / ddpm.steps)[:, None].expand(-1, traj.shape[1])  # (N, H)
+        level = ((i.float() + 1.0) / ddpm.steps)[:, None].expand(-1, traj.shape[1])  # (N, H)
         logits = phi_fn(noisy.reshape(1, -1, 2), level.reshape(1, -1, 1))  # (1, N·H)
         return log_phi(logits).mean()
 
+    def clean_log_phi(traj):
+        return log_phi(phi_fn(traj.reshape(1, -1, 2), 0.0)).mean()
+
     loss = -mean_log_phi(expert_u) + mean_log_phi(generated_u)
-    loss = loss - log_phi(phi_fn(expert_u.reshape(1, -1, 2), 0.0)).mean()  # clean experts
+    loss = loss - clean_log_phi(expert_u) + clean_log_phi(generated_u)
     if extra_expert is not None and len(extra_expert):
         loss = loss - log_phi(phi_fn(extra_expert[None], 0.0)).mean()
     return loss
@@ -210,12 +239,14 @@ def sparsity_loss(phi_values):
 
 
 def info_nce_loss(phi_values, accepted_values, temperature: float):
-    """φ (P,) of the candidate, φ̃ (A, P) of the accepted constraints → mean over P."""
+    """φ (P,) of the candidate, φ̃ (A, P) of the accepted constraints at the same P states
+    → the constraint-level InfoNCE (module docstring): one similarity per constraint,
+    s(u, v) = −mean_x |u(x) − v(x)| / τ, positive the all-permissive constraint 1."""
     import torch
 
     if accepted_values is None or len(accepted_values) == 0:
         return phi_values.sum() * 0.0
-    pos = -(1.0 - phi_values).abs() / temperature  # (P,)
-    neg = -(accepted_values - phi_values[None]).abs() / temperature  # (A, P)
-    logits = torch.cat([pos[None], neg], dim=0)  # (1 + A, P)
-    return (torch.logsumexp(logits, dim=0) - pos).mean()
+    pos = -(1.0 - phi_values).abs().mean() / temperature  # ()
+    neg = -(accepted_values - phi_values[None]).abs().mean(dim=1) / temperature  # (A,)
+    logits = torch.cat([pos[None], neg])  # (1 + A,)
+    return torch.logsumexp(logits, dim=0) - pos

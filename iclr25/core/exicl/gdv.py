@@ -4,11 +4,12 @@ The paper verifies a candidate constraint "by comparing the decisions of the gui
 sampler with those made by expert agents", with no forward RL. Our rule (the paper gives
 none): sample ``samples_per_demo`` guided trajectories from p̃ under the candidate (its
 φ and λ) for every demonstration's start and goal; a sample is a **witness** against the
-candidate when it is legal (known walls; grid2d: single steps after rounding and filling
-jumps, no corner cutting; the path ends at its first visit of the goal,
-:func:`~iclr25.core.exicl.sampler.until_goal`), allowed by the candidate (no cell with
-φ(c, 0) < 0.5) and shorter than the demonstration by more than the tolerance
-(length < L_i / (1 + tol)).
+candidate when the shortest legal path inside its tube (grid2d: the cells its states and
+move midpoints round to up to its first visit of the goal,
+:func:`~iclr25.core.exicl.sampler.tube_path`; known walls and the candidate's mask
+blocked, no corner cutting) exists and is shorter than the demonstration by more than the
+tolerance (length < L_i / (1 + tol)). The tube replaced plain rounding (jumps filled), whose
+zig-zag between two cell rows added length the continuous sample does not have.
 The candidate is GDV-feasible iff φ allows every demonstration state and no witness is
 found. The GDV can only find the shortcuts its sampler proposes: its precision and recall
 against the exact verdict are what ``exicl calibrate`` measures.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclr25.core.exicl import grid
-from iclr25.core.exicl.sampler import decode_path, to_cells
+from iclr25.core.exicl.sampler import to_cells, tube_path
 from iclr25.core.exicl.spec import GridSpec, PointSpec
 
 
@@ -33,10 +34,8 @@ class GDVVerdict:
 
 
 def _grid_witness(spec: GridSpec, traj: np.ndarray, blocked: np.ndarray, bound: float) -> bool:
-    cells = decode_path(traj, spec.width, spec.height)
-    if grid.illegal_moves(spec, cells, blocked).any():
-        return False
-    return grid.path_length(spec, cells) < bound - 1e-9
+    path = tube_path(spec, traj, blocked)
+    return path is not None and grid.path_length(spec, path) < bound - 1e-9
 
 
 def _point_witness(spec: PointSpec, traj: np.ndarray, mask: np.ndarray, bound: float) -> bool:

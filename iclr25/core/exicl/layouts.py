@@ -15,7 +15,7 @@ seed), which the nominal data of the bundled priors are drawn from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from iclr25.errors import UsageError
 
 LAYOUTS = ("wall", "box")
 SIZE = 16
+BOX_WAYPOINT_MARGIN = 2  # nominal detours stay near the trip (module docstring of .nominal)
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Layout:
     demos: Demos
     hidden: np.ndarray  # (H, W) bool: the true constraint
     regions: tuple[np.ndarray, np.ndarray]  # (H, W) bool start region, goal region (family)
+    nominal: dict = field(default_factory=dict)  # options of the family's nominal data
 
 
 def random_shortest_path(spec: GridSpec, blocked: np.ndarray, start, goal, rng) -> np.ndarray:
@@ -108,7 +110,8 @@ def _box(rng: np.random.Generator, tolerance: float = 0.10) -> Layout:
             side += 1
     region = np.zeros((SIZE, SIZE), dtype=bool)
     region[1 : SIZE - 1, 1 : SIZE - 1] = True  # ends lie 1–3 cells around a central block
-    return Layout("box", spec, Demos(eps, "built-in: box"), hidden, (region, region))
+    return Layout("box", spec, Demos(eps, "built-in: box"), hidden, (region, region),
+                  {"waypoint_margin": BOX_WAYPOINT_MARGIN})  # fmt: skip
 
 
 def make_layout(name: str, seed: int) -> Layout:

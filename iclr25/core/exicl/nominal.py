@@ -7,7 +7,11 @@ costs (each move's cost × U(1, 1.3)), which spreads the paths over the near-opt
 With probability ``detour_share`` the path goes through a uniformly drawn waypoint, so the
 prior also covers the long detours an expert makes around a constraint it does not know
 (our choice: the issue says "noisy shortest paths"; without detours the guided sampler
-has no support for the expert's behaviour). Paths longer than the horizon are redrawn.
+has no support for the expert's behaviour). ``waypoint_margin`` keeps the waypoint within
+the start–goal bounding box grown by that many cells: the ``box`` family uses 2, because
+with waypoints anywhere its short trips (6–10 cells) got detours of 2–3× their length and
+the prior's reward-guided paths stayed ~2× the shortest path (the ``wall`` family keeps
+waypoints anywhere). Paths longer than the horizon are redrawn.
 The known walls are respected; the hidden constraint is never used.
 
 point2d: the same on the lattice of the spec, then thinned to steps ≤ ``max_step``.
@@ -57,9 +61,22 @@ def _noisy_path(spec: GridSpec, a: int, b: int, rng) -> list[int] | None:
     return path[::-1]
 
 
+def near_waypoints(spec: GridSpec, a: int, b: int, margin: int) -> np.ndarray:
+    """Free cells (flat indices) of the bounding box of cells ``a`` and ``b`` grown by
+    ``margin`` cells on every side."""
+    (ax, ay), (bx, by) = grid.cell_xy(spec, np.array([a, b]))
+    ys, xs = np.mgrid[0 : spec.height, 0 : spec.width]
+    box = ((xs >= min(ax, bx) - margin) & (xs <= max(ax, bx) + margin)
+           & (ys >= min(ay, by) - margin) & (ys <= max(ay, by) + margin))  # fmt: skip
+    return np.flatnonzero((box & ~spec.walls).ravel())
+
+
 def nominal_grid(spec: GridSpec, regions, n: int, horizon: int, seed: int,
-                 on_progress=None) -> np.ndarray:  # fmt: skip
-    """(n, horizon, 2) padded grid paths in cell coordinates."""
+                 on_progress=None, detour_share: float = DETOUR_SHARE,
+                 waypoint_margin: int | None = None) -> np.ndarray:  # fmt: skip
+    """(n, horizon, 2) padded grid paths in cell coordinates. ``waypoint_margin``: detour
+    waypoints only within the start–goal bounding box grown by that many cells (None: any
+    free cell)."""
     rng = np.random.default_rng(seed)
     starts = np.flatnonzero(regions[0].ravel())
     goals = np.flatnonzero(regions[1].ravel())
@@ -76,8 +93,9 @@ def nominal_grid(spec: GridSpec, regions, n: int, horizon: int, seed: int,
                 "raise --horizon or give --nominal",
             )
         a, b = int(rng.choice(starts)), int(rng.choice(goals))
-        if rng.random() < DETOUR_SHARE:
-            w = int(rng.choice(free))
+        if rng.random() < detour_share:
+            near = free if waypoint_margin is None else near_waypoints(spec, a, b, waypoint_margin)
+            w = int(rng.choice(near))
             first, second = _noisy_path(spec, a, w, rng), _noisy_path(spec, w, b, rng)
             path = None if first is None or second is None else first + second[1:]
         else:
@@ -113,7 +131,8 @@ def nominal_point(spec: PointSpec, regions, n: int, horizon: int, seed: int,
 
 
 def nominal_trajectories(spec: Spec, regions, n: int, horizon: int, seed: int,
-                         on_progress=None) -> np.ndarray:  # fmt: skip
+                         on_progress=None, **options) -> np.ndarray:  # fmt: skip
+    """``options``: ``detour_share``, ``waypoint_margin`` of :func:`nominal_grid` (grid2d)."""
     if isinstance(spec, GridSpec):
-        return nominal_grid(spec, regions, n, horizon, seed, on_progress)
+        return nominal_grid(spec, regions, n, horizon, seed, on_progress, **options)
     return nominal_point(spec, regions, n, horizon, seed, on_progress)

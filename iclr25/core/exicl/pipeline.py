@@ -31,6 +31,7 @@ class Problem:
     hidden: np.ndarray | None = None  # (H, W) bool, the true constraint when known
     regions: tuple | None = None  # nominal start / goal regions; default: from the demos
     name: str = "custom"
+    nominal: dict | None = None  # options of the generated nominal data (built-in layouts)
 
 
 def check_inputs(problem: Problem, horizon: int, tolerance: float) -> bool:
@@ -59,7 +60,12 @@ def fit_prior(problem: Problem, config: PriorConfig, seed: int, nominal: np.ndar
     regions = problem.regions or regions_from_demos(problem.spec, problem.demos)
     if nominal is None:
         nominal = nominal_trajectories(
-            problem.spec, regions, config.trajectories, config.horizon, seed
+            problem.spec,
+            regions,
+            config.trajectories,
+            config.horizon,
+            seed,
+            **(problem.nominal or {}),
         )
     prior, curve = train_prior(nominal, problem.spec, config, seed, on_step, parallel, on_loss)
     rng = np.random.default_rng(seed + 1)
@@ -174,7 +180,7 @@ def load_problem(demos_path, env_path, layout: str, seed: int, state_columns: st
         raise UsageError("--demos and --env go together", "give both, or neither for a layout")
     if demos_path is None:
         lay = make_layout(layout, seed)
-        return Problem(lay.spec, lay.demos, lay.hidden, lay.regions, lay.name)
+        return Problem(lay.spec, lay.demos, lay.hidden, lay.regions, lay.name, lay.nominal)
     spec = load_spec(env_path)
     demos = load_demos(demos_path, spec, "--demos", state_columns, action_columns)
     return Problem(spec, demos, None, None, "custom")

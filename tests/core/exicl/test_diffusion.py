@@ -119,3 +119,36 @@ def test_a_decoded_path_ends_at_its_first_visit_of_the_goal():
     assert path.tolist() == [[0, 0], [1, 0], [2, 0], [3, 0]]
     spec = GridSpec(8, 8, np.zeros((8, 8), dtype=bool), 8)
     assert grid.path_length(spec, path) == pytest.approx(3.0)  # 5 moves before the cut
+
+
+def test_tube_path_reads_a_straight_sample_between_two_columns_as_straight():
+    """A sample at x = 3.5 rounds to a zig-zag 3 → 4 → 3 …; inside its tube the path is a
+    straight column; the tube never lets the path leave the cells the sample passes."""
+    from iclr25.core.exicl import grid
+    from iclr25.core.exicl.sampler import decode_path, tube_path
+    from iclr25.core.exicl.spec import GridSpec
+
+    spec = GridSpec(8, 8, np.zeros((8, 8), dtype=bool), 8)
+    ys = np.arange(1, 7, dtype=float)
+    traj = np.stack([3.5 + 0.02 * (-1.0) ** np.arange(6), ys], 1)
+    traj[0], traj[-1] = (3, 1), (3, 6)
+    traj = np.concatenate([traj, np.repeat(traj[-1:], 4, 0)])  # padding at the goal
+    zigzag = grid.path_length(spec, decode_path(traj, 8, 8))
+    path = tube_path(spec, traj, spec.walls)
+    assert grid.path_length(spec, path) == pytest.approx(5.0)
+    assert zigzag > 5.5  # rounding alone zig-zags between the two columns
+    blocked = np.zeros((8, 8), dtype=bool)
+    blocked[3, 3:5] = True  # both tube cells of row 3: no way round inside the tube
+    assert tube_path(spec, traj, blocked) is None
+
+
+def test_box_nominal_waypoints_stay_near_the_trip():
+    from iclr25.core.exicl import grid
+    from iclr25.core.exicl.nominal import near_waypoints
+    from iclr25.core.exicl.spec import open_grid
+
+    spec = open_grid(16, 16)
+    a, b = grid.cell_index(spec, np.array([4, 6])), grid.cell_index(spec, np.array([10, 6]))
+    xy = grid.cell_xy(spec, near_waypoints(spec, int(a), int(b), 2))
+    assert xy[:, 0].min() == 2 and xy[:, 0].max() == 12
+    assert xy[:, 1].min() == 4 and xy[:, 1].max() == 8

@@ -93,3 +93,53 @@ def test_cell_table_acts_at_the_clean_level_only_and_hits_cell_centres():
     assert delta[2, 3] == pytest.approx(-4.0, abs=1e-5)  # exactly that cell's centre
     assert delta.abs().sum() == pytest.approx(4.0, abs=1e-4)  # and no other centre
     assert torch.equal(after_noisy, before_noisy)  # noised levels: the MLP alone
+
+
+def test_ddpm_index_zero_is_noised_so_phi_reserves_level_zero_for_clean_states():
+    ddpm = DDPM(20)
+    x = torch.zeros((4, 3, 2))
+    noised = ddpm.q_sample(x, torch.zeros(4, dtype=torch.long), torch.ones_like(x))
+    assert float(noised.abs().min()) > 0.05  # index 0 already carries noise
+    assert F.level_of(0, 20) == pytest.approx(1 / 20)
+    assert F.level_of(19, 20) == pytest.approx(1.0)
+
+
+def test_the_cell_table_learns_from_clean_states_only():
+    """With generated = expert trajectories the clean terms cancel, so the table (which acts
+    at level 0 only) must get no gradient: the noised terms, i = 0 included, reach the MLP
+    alone. (The first version fed index-0 noised states to the table at level 0.)"""
+    net = F.make_feasibility_net(1, 16, seed=0, cells=(8, 8))
+    traj = torch.rand((64, 5, 2), generator=torch.Generator().manual_seed(0)) * 2 - 1
+    g = torch.Generator().manual_seed(1)
+    loss = F.noise_robust_icl_loss(net, traj, traj.clone(), DDPM(20), g)
+    loss.backward()
+    assert float(net.table.grad.abs().max()) < 1e-7
+    assert float(net.w1.grad.abs().max()) > 0  # the noised terms still train the MLP
+
+
+def test_info_nce_stops_pulling_once_the_constraint_differs_from_the_accepted_ones():
+    """The constraint-level form saturates: a candidate forbidding other states than the
+    accepted constraint gets (almost) no push towards all-permissive, while one equal to
+    it is pushed hard (the per-state form pushed both towards 1 and emptied it)."""
+    accepted = torch.ones((1, 40))
+    accepted[0, :30] = 0.0  # forbids states 0–29
+    same = accepted[0].clone().requires_grad_(True)
+    other = torch.ones(40)
+    other[30:] = 0.0  # forbids states 30–39 instead
+    other.requires_grad_(True)
+    loss_same = F.info_nce_loss(same, accepted, 0.1)
+    loss_other = F.info_nce_loss(other, accepted, 0.1)
+    loss_same.backward()
+    loss_other.backward()
+    assert float(loss_other) < 0.01 < 1.0 < float(loss_same)
+    assert float(other.grad.abs().sum()) < 0.01 * float(same.grad.abs().sum())
+
+
+def test_dual_step_is_projected_ascent_with_a_cap():
+    from iclr25.core.exicl.exicl import ExiclConfig, dual_step
+
+    c = ExiclConfig(lambda_lr=0.5, lambda_max=3.0)
+    assert dual_step(1.0, 2.0, 0.0, c) == pytest.approx(2.0)  # samples cost more: λ up
+    assert dual_step(1.0, 0.0, 1.0, c) == pytest.approx(0.5)  # less: λ down
+    assert dual_step(0.2, 0.0, 1.0, c) == 0.0
+    assert dual_step(2.9, 10.0, 0.0, c) == 3.0
