@@ -261,7 +261,8 @@ def solve_command(
 COMPARE_KEYS = (
     "methods, seeds, rel_l2_f, rel_l2_u (per method: mean, ci_low, ci_high), "
     "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
-    "inference_ms_per_instance, labels_to_match, labels_to_match_where, pass_condition, "
+    "inference_ms_per_instance, final_train_loss (per trained method, per seed), "
+    "labels_to_match, labels_to_match_where, pass_condition, "
     "effect_reproduced, verdict, identifiable_fraction, problem"
 )
 

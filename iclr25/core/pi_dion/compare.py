@@ -99,33 +99,44 @@ def _outside_mask(p: Problem, grid: np.ndarray) -> np.ndarray | None:
     return outside if outside.any() else None
 
 
+LOSS_EVERY = 100  # the training-loss curve in a task's result: every 100th Adam step
+
+
 def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
-    """(u, f, inference seconds) of one method on the test data."""
+    """(u, f, inference seconds, training loss or None) of one method on the test data; the
+    training loss (networks trained here only) is ``{"adam": every LOSS_EVERY-th Adam step's
+    batch loss, "final": the loss after training}``, so a run shows whether it trained."""
     cfg, p = task.config, task.config.problem
     if task.method == "bayes":
         gains = bayes.state_gain(p, ops), bayes.gain(ops)
         start = time.perf_counter()
         u, f = (bayes.posterior_mean(test.d, g) for g in gains)
-        return u, f, time.perf_counter() - start
+        return u, f, time.perf_counter() - start, None
     if task.method == "tikhonov":
         start = time.perf_counter()
         f, u, _ = tikhonov.reconstruct(test.x, p.c, test.d, test.noise_std)  # α search included
-        return u, f, time.perf_counter() - start
+        return u, f, time.perf_counter() - start, None
     n = None if task.method == "pi_dion" else int(task.method.removeprefix("supervised_N"))
+    losses: list[float] = []
+    final = None
     if n is None and cfg.model is not None:
         model = saved.load(saved.resolve(cfg.model)).model
     elif n is not None and cfg.baselines is not None:
         model = saved.load(saved.baseline_path(baselines_folder(cfg.baselines), n)).model
     elif n is None:
         data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
-        model, _ = train.train_pi_dion(data.d, data.x, p.c, cfg.train, seed)
+        model, final = train.train_pi_dion(data.d, data.x, p.c, cfg.train, seed,
+                                           on_loss=losses.append)  # fmt: skip
     else:
         data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
-        model, _ = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg.train, seed)
+        model, final = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg.train,
+                                              seed, on_loss=losses.append)  # fmt: skip
     start = time.perf_counter()
     u, f = train.predict(model, test.d, test.grid)
     supervised = task.method != "pi_dion"  # its reconstruction branch is never trained
-    return (None if supervised else u), f, time.perf_counter() - start
+    trained = None if final is None else {"adam": losses[LOSS_EVERY - 1 :: LOSS_EVERY],
+                                          "final": float(final)}  # fmt: skip
+    return (None if supervised else u), f, time.perf_counter() - start, trained
 
 
 def run_method(task: MethodTask, seed: int) -> dict:
@@ -163,7 +174,7 @@ def _run_method(task: MethodTask, seed: int) -> dict:
     ops = problem.operators(p)
     test_seed = [TEST_SEED, task.data_seed] if task.config.test_per_seed else TEST_SEED
     test = problem.generate(p, task.config.n_test, np.random.default_rng(test_seed), ops)
-    u, f, infer_s = _estimate(task, seed, test, ops)
+    u, f, infer_s, trained = _estimate(task, seed, test, ops)
     outside = _outside_mask(p, test.grid)
     result = {
         "rel_l2_f": float(problem.rel_l2(f, test.f).mean()),
@@ -172,6 +183,8 @@ def _run_method(task: MethodTask, seed: int) -> dict:
         "sq_norm_f": float((test.f**2).sum()),
         "inference_ms_per_instance": 1000 * infer_s / len(test.d),
     }
+    if trained is not None:
+        result["train_loss"] = trained
     if outside is not None:
         result["rel_l2_f_inside"] = float(
             problem.rel_l2(f[:, ~outside], test.f[:, ~outside]).mean()
@@ -264,6 +277,10 @@ def summarise(config: CompareConfig, results: list[dict]) -> dict:
         n: float(np.median([r["inference_ms_per_instance"] for r in runs]))
         for n, runs in per_method.items()
     }
+    # each trained network's loss after training, per seed (absent for loaded networks)
+    out["final_train_loss"] = {n: [r["train_loss"]["final"] for r in runs]
+                               for n, runs in per_method.items()
+                               if all("train_loss" in r for r in runs)}  # fmt: skip
     sup = [out["rel_l2_f"][f"supervised_N{n}"]["mean"] for n in config.labels]
     ours = out["rel_l2_f"]["pi_dion"]["mean"]
     n_match, where = labels_to_match(list(config.labels), sup, ours)

@@ -219,13 +219,15 @@ def train_supervised(
     cfg: TrainConfig,
     seed: int,
     progress=None,
+    on_loss=None,
 ) -> tuple[PIDION, float]:
-    """DeepONet on N labelled pairs (d_i, f_i on ``grid``): MSE on f only."""
+    """DeepONet on N labelled pairs (d_i, f_i on ``grid``): MSE on f only; ``on_loss`` gets
+    every Adam step's batch loss."""
     model = _new_model(cfg, d.shape[1], c, seed)
     data = torch.as_tensor(d, dtype=DTYPE)
     target = torch.as_tensor(f, dtype=DTYPE)
     loss_of = supervised_loss(model, data, target, torch.as_tensor(grid, dtype=DTYPE))
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss)
 
 
 @torch.no_grad()
