@@ -99,13 +99,10 @@ def _outside_mask(p: Problem, grid: np.ndarray) -> np.ndarray | None:
     return outside if outside.any() else None
 
 
-LOSS_EVERY = 100  # the training-loss curve in a task's result: every 100th Adam step
-
-
 def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
     """(u, f, inference seconds, training loss or None) of one method on the test data; the
-    training loss (networks trained here only) is ``{"adam": every LOSS_EVERY-th Adam step's
-    batch loss, "final": the loss after training}``, so a run shows whether it trained."""
+    training loss (networks trained here only) is :func:`.train.loss_curve`, so a run's
+    result shows whether it trained."""
     cfg, p = task.config, task.config.problem
     if task.method == "bayes":
         gains = bayes.state_gain(p, ops), bayes.gain(ops)
@@ -120,7 +117,7 @@ def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
     losses: list[float] = []
     final = None
     if n is None and cfg.model is not None:
-        model = saved.load(saved.resolve(cfg.model)).model
+        model = saved.load(saved.resolve(cfg.model, dim=1)).model
     elif n is not None and cfg.baselines is not None:
         model = saved.load(saved.baseline_path(baselines_folder(cfg.baselines), n)).model
     elif n is None:
@@ -134,8 +131,7 @@ def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
     start = time.perf_counter()
     u, f = train.predict(model, test.d, test.grid)
     supervised = task.method != "pi_dion"  # its reconstruction branch is never trained
-    trained = None if final is None else {"adam": losses[LOSS_EVERY - 1 :: LOSS_EVERY],
-                                          "final": float(final)}  # fmt: skip
+    trained = train.loss_curve(losses, final)
     return (None if supervised else u), f, time.perf_counter() - start, trained
 
 
@@ -156,15 +152,18 @@ def _run_method_2d(task: MethodTask, seed: int) -> dict:
     ops = compare2d.operators(p, layout)
     test_seed = [TEST_SEED, task.data_seed] if cfg.test_per_seed else TEST_SEED
     test = compare2d.generate(p, layout, ops, cfg.n_test, np.random.default_rng(test_seed))
-    u, f, infer_s = compare2d.estimate(task.method, cfg, seed, task.data_seed, test, p,
-                                       layout, ops)  # fmt: skip
-    return {
+    u, f, infer_s, trained = compare2d.estimate(task.method, cfg, seed, task.data_seed, test, p,
+                                                layout, ops)  # fmt: skip
+    result = {
         "rel_l2_f": float(compare2d.rel_l2(f, test.f).mean()),
         "rel_l2_u": None if u is None else float(compare2d.rel_l2(u, test.u).mean()),
         "sq_err_f": ((f - test.f) ** 2).sum(1).tolist(),
         "sq_norm_f": float((test.f**2).sum()),
         "inference_ms_per_instance": 1000 * infer_s / len(test.d),
     }
+    if trained is not None:
+        result["train_loss"] = trained
+    return result
 
 
 def _run_method(task: MethodTask, seed: int) -> dict:

@@ -230,6 +230,17 @@ def train_supervised(
     return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss)
 
 
+LOSS_EVERY = 100  # a training-loss curve keeps every 100th Adam step's batch loss
+
+
+def loss_curve(losses: list[float], final: float | None) -> dict | None:
+    """A run's training record for a result file: ``{"adam": every LOSS_EVERY-th Adam
+    step's batch loss, "final": the loss after training}``; None when nothing was trained."""
+    if final is None:
+        return None
+    return {"adam": losses[LOSS_EVERY - 1 :: LOSS_EVERY], "final": float(final)}
+
+
 @torch.no_grad()
 def predict(model: PIDION, d: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(u, f) on ``grid`` for data ``d`` (N, m) → two (N, len(grid))."""
