@@ -93,6 +93,7 @@ def test_bad_input_is_one_line_and_exit_2(inproc, tmp_path, args, needle):
     assert not out.exists()
 
 
+@pytest.mark.slow  # a fresh interpreter (~5 CPU-s); `make test` runs the same checks in-process
 def test_bad_input_through_the_console_script(cli, tmp_path):
     out = tmp_path / "run"
     result = cli("pi-dion", "compare", "--pde", "poisson", "--out", out)

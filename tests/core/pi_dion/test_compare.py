@@ -55,8 +55,8 @@ def test_same_seed_same_results():
     b, _ = compare.run_compare(cfg, 11, Execution(cache=False))
     a.pop("inference_ms_per_instance"), b.pop("inference_ms_per_instance")
     assert a == b
-    c, _ = compare.run_compare(cfg, 12, Execution(cache=False))
-    assert c["rel_l2_f"]["pi_dion"] != a["rel_l2_f"]["pi_dion"]  # the seed matters
+    f = a["rel_l2_f"]["pi_dion"]
+    assert f["ci_low"] < f["ci_high"]  # the two seeds' networks differ: the seed matters
 
 
 @pytest.mark.slow  # two worker processes (each imports torch): ~15 CPU-s
@@ -74,13 +74,14 @@ def test_same_results_in_process_and_with_two_workers(tmp_path, monkeypatch):
     assert all(len(v) == 2 and np.all(np.isfinite(v)) for v in a["final_train_loss"].values())
 
 
-def test_a_trained_task_records_its_loss_curve():
+def test_a_trained_task_records_its_loss_curve(monkeypatch):
     losses = [float(v) for v in range(300)]  # the loss of step k (1-based) is k − 1
     assert train.loss_curve(losses, 1.0) == {"adam": [99.0, 199.0, 299.0], "final": 1.0}
     assert train.loss_curve([], None) is None  # nothing trained
-    task = compare.MethodTask(replace(TINY, train=replace(TINY.train, steps=100)), "pi_dion", 5)
+    monkeypatch.setattr(train, "LOSS_EVERY", 2)  # a point every 2nd step: 3 steps → 1 point
+    task = compare.MethodTask(TINY, "pi_dion", 5)
     curve = compare.run_method(task, 1)["train_loss"]
-    assert len(curve["adam"]) == 1 and np.isfinite(curve["final"])  # the 100th step's loss
+    assert len(curve["adam"]) == 1 and np.isfinite(curve["final"])
     assert "train_loss" not in compare.run_method(replace(task, method="bayes"), 1)
 
 
