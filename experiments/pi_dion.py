@@ -15,6 +15,13 @@ verdict; a study is one command line at the size the docs report.
 - ``pi-dion-compare-half``: the same at HALF the recipe (1,500 + 250 steps; the previous
   round's headline, run then under the name ``pi-dion-compare``, 2,494 s): kept to show
   what the recipe does to PI-DION's error.
+- ``pi-dion-compare-2d``: the 2-D problem (reaction-diffusion on (0,1)², k = 1, 16×16
+  sensors, noise 0.01): the 2-D PI-DION that ``scripts/train_pi_dion.py --dim 2`` trained
+  (small: 300 unlabelled instances, 800 Adam + 100 L-BFGS steps; ``--model bundled``) scored
+  on 3 held-out draws of 100 instances (``--test-per-seed``: the intervals are over test
+  draws) against Tikhonov, the exact Bayes mean and a supervised CNN DeepONet on 100
+  labelled pairs trained per seed with the model's recipe. With the one label count 100 the
+  pass condition reads: PI-DION beats the N = 100 net (``above_grid``) or not.
 - ``pi-dion-compare-bundled``: the previous round's headline: the one bundled PI-DION
   (full recipe, trained once, seed 0) scored on every seed against supervised DeepONets
   with its full recipe; PI-DION's interval has width 0.
@@ -61,6 +68,29 @@ STUDIES = {
         about="reaction-diffusion 1-D, k = 1, full sensors, noise 0.01: the bundled PI-DION (no "
         "labels, trained once: zero-width interval) vs supervised DeepONets N = 10, 30, 100, "
         "300, 1000 with its recipe, Tikhonov, Bayes; 5 seeds",
+    ),
+    "pi-dion-compare-2d": Study(
+        args=(
+            "pi-dion",
+            "compare",
+            "--dim",
+            "2",
+            "--model",
+            "bundled",
+            "--test-per-seed",
+            "--seeds",
+            "3",
+            "--n-train",
+            "100",
+            "--n-test",
+            "100",
+            "--labels",
+            "100",
+            *RESUMABLE,
+        ),  # fmt: skip
+        about="2-D reaction-diffusion, 16×16 sensors, noise 0.01: the small bundled 2-D PI-DION "
+        "(no labels) vs a supervised CNN DeepONet on 100 labels (its recipe), Tikhonov, Bayes; "
+        "3 held-out draws",
     ),
     "pi-dion-noise": Study(
         args=(

@@ -12,6 +12,7 @@ the exact Bayes mean (:func:`.bayes2d.gains`).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -47,7 +48,17 @@ def rel_l2(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 
 def operators(p, layout: bayes2d.Layout2D) -> bayes2d.Operators2D:
-    return bayes2d.operators(layout, p.c, p.nu, p.ell, p.noise)
+    """The prior operators (~9 CPU-s at the default layout): kept for the last two
+    problems, so a worker that runs several of a study's tasks builds them once."""
+    return _operators(layout, p.c, p.nu, p.ell, p.noise)
+
+
+@functools.lru_cache(maxsize=2)
+def _operators(layout, c: float, nu: float, ell: float, noise: float) -> bayes2d.Operators2D:
+    ops = bayes2d.operators(layout, c, nu, ell, noise)
+    for shared in (ops.c_ht, ops.hch, ops.u_cov):
+        shared.flags.writeable = False  # one copy serves every task of the worker
+    return ops
 
 
 def generate(p, layout, ops, n: int, rng: np.random.Generator) -> Data2D:
