@@ -55,7 +55,7 @@ DATA = ROOT / "iclr25" / "data" / "pi_dion"
 TARGET_F, TARGET_U = 0.40, 0.05
 HELD_OUT_SEED, HELD_OUT_N = 20250101, 500
 # --dim 2: the default recipe (sized to the shared 2-core machine) and held-out size
-STEPS_2D, LBFGS_2D, N_TRAIN_2D, HELD_OUT_N_2D = 800, 400, 300, 100
+STEPS_2D, LBFGS_2D, N_TRAIN_2D, HELD_OUT_N_2D = 1000, 1000, 300, 100
 
 
 def cpu_seconds() -> float:
