@@ -18,7 +18,7 @@ verdict; a study is one command line at the size the docs report.
   what the recipe does to PI-DION's error.
 - ``pi-dion-compare-2d``: the 2-D problem (reaction-diffusion on (0,1)², k = 1, 16×16
   sensors, noise 0.01): the 2-D PI-DION that ``scripts/train_pi_dion.py --dim 2`` trained
-  (small: 300 unlabelled instances, 800 Adam + 100 L-BFGS steps; ``--model bundled``) scored
+  (small: 300 unlabelled instances, 1,000 Adam + 1,000 L-BFGS steps; ``--model bundled``) scored
   on 3 held-out draws of 100 instances (``--test-per-seed``: the intervals are over test
   draws) against Tikhonov, the exact Bayes mean and a supervised CNN DeepONet on 100
   labelled pairs trained per seed with the model's recipe. With the one label count 100 the

@@ -125,7 +125,7 @@ def render_bundled_2d(sources) -> str:
         f"unlabelled instances, {num(tr['steps'])} full-batch Adam steps (lr {num(tr['lr'])}, "
         f"cosine decay), then {num(tr['lbfgs_steps'])} L-BFGS iterations; "
         f"{num(tr['collocation'])} collocation points per step. Training loss "
-        f"{num(curve[0])} at Adam step 100, {num(curve[-1])} at step {100 * len(curve)}, "
+        f"{num(curve[0])} at Adam step 100, {num(curve[-1])} at step {num(100 * len(curve))}, "
         f"{num(log['final_loss'])} after L-BFGS. {num(log['wall_s'])} s wall, "
         f"{num(log['cpu_s'])} s CPU (one thread, shared machine). sha256 `{log['sha256']}`."
     )
