@@ -23,6 +23,16 @@ written whether or not it passes, and the log ``train_log.json`` beside it recor
 figures, ``meets_targets``, the wall and CPU time and the sha256; the exit status is 1
 when the targets are missed.
 
+``--dim 2`` trains the 2-D model instead (reaction-diffusion on (0,1)², k = 1, the 16×16
+sensor grid, noise 0.01; CNN branches, :mod:`iclr25.core.pi_dion.train2d`) with a smaller
+recipe by default (``STEPS_2D`` full-batch Adam + ``LBFGS_2D`` L-BFGS steps on
+``N_TRAIN_2D`` unlabelled instances, 1,024 collocation points per step), writes
+``pi_dion_rd2d.safetensors`` and ``train_log_2d.json`` (held-out errors on
+``HELD_OUT_N_2D`` instances of seed 20250101, wall and CPU time, sha256). The issue sets no
+2-D target: the exit status is 0 when the model is written; ``compare --dim 2 --model
+bundled --test-per-seed`` measures it against Tikhonov and the Bayes mean. One process
+only (``--baselines`` and torchrun are refused).
+
 Under ``torchrun --nproc-per-node N scripts/train_pi_dion.py`` the training runs
 data-parallel (gloo, :mod:`iclr25.distributed_torch`; Adam and L-BFGS both): every process
 generates the same data and draws the same instances and collocation points, computes
@@ -44,6 +54,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "iclr25" / "data" / "pi_dion"
 TARGET_F, TARGET_U = 0.40, 0.05
 HELD_OUT_SEED, HELD_OUT_N = 20250101, 500
+# --dim 2: the default recipe (sized to the shared 2-core machine) and held-out size
+STEPS_2D, LBFGS_2D, N_TRAIN_2D, HELD_OUT_N_2D = 1000, 1000, 300, 100
 
 
 def cpu_seconds() -> float:
@@ -125,12 +137,17 @@ def train_baselines(args, p, data, test, cfg, labels: list[int]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=3000, help="full-batch Adam steps")
-    parser.add_argument("--lbfgs-steps", type=int, default=500, help="then L-BFGS iterations")
-    parser.add_argument("--n-train", type=int, default=1000)
+    parser.add_argument("--dim", type=int, choices=(1, 2), default=1)
+    parser.add_argument("--steps", type=int, help=f"full-batch Adam steps (3000; 2-D {STEPS_2D})")
+    parser.add_argument("--lbfgs-steps", type=int,
+                        help=f"then L-BFGS iterations (500; 2-D {LBFGS_2D})")  # fmt: skip
+    parser.add_argument(
+        "--n-train", type=int, help=f"unlabelled instances (1000; 2-D {N_TRAIN_2D})"
+    )
     parser.add_argument("--data-seed", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=DATA / "pi_dion_rd1d.safetensors")
+    parser.add_argument("--out", type=Path, help="pi_dion_rd1d.safetensors (2-D: …rd2d…) in "
+                        "iclr25/data/pi_dion/")  # fmt: skip
     parser.add_argument("--loss-log", type=Path, help="every Adam step's batch loss as JSON")
     parser.add_argument("--baselines", nargs="?", const=DEFAULT_BASELINES, default=None,
                         metavar="N,N,...", help="also train the supervised DeepONets on the "
@@ -138,8 +155,25 @@ def main() -> int:
     parser.add_argument("--baselines-only", action="store_true",
                         help="train only the baselines; keep the PI-DION file")  # fmt: skip
     args = parser.parse_args()
+    two_d = args.dim == 2
+    for name, one, two in (("steps", 3000, STEPS_2D), ("lbfgs_steps", 500, LBFGS_2D),
+                           ("n_train", 1000, N_TRAIN_2D)):  # fmt: skip
+        if getattr(args, name) is None:
+            setattr(args, name, two if two_d else one)
+    if args.out is None:
+        args.out = DATA / ("pi_dion_rd2d.safetensors" if two_d else "pi_dion_rd1d.safetensors")
     sys.path.insert(0, str(ROOT))
     from iclr25.distributed_torch import process_group, refuse_launch
+
+    if two_d:
+        if args.baselines is not None or args.baselines_only:
+            print("Error: --baselines is 1-D only — drop it with --dim 2", file=sys.stderr)
+            return 2
+        refusal = refuse_launch("train_pi_dion.py --dim 2", "the 2-D model trains in one process")
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return 2
+        return run_2d(args)
 
     try:
         labels = parse_baselines(args)
@@ -219,6 +253,63 @@ def run(args, group, labels: list[int]) -> int:
         args.loss_log.write_text(json.dumps({"losses": losses, "final_loss": loss}) + "\n")
     print(json.dumps(log, indent=2))
     return 0 if meets else 1
+
+
+def run_2d(args) -> int:
+    """The 2-D model: train label-free, score on the held-out draw, write model and log."""
+    import numpy as np
+    import torch
+
+    from iclr25.commands.pi_dion import COLLOCATION_2D
+    from iclr25.core.pi_dion import bayes2d, compare2d, saved, train, train2d
+    from iclr25.core.pi_dion.problem import Problem
+    from iclr25.provenance import provenance
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    p, layout = Problem(dim=2), bayes2d.Layout2D()
+    ops = compare2d.operators(p, layout)
+    data = compare2d.generate(p, layout, ops, args.n_train, np.random.default_rng(args.data_seed))
+    cfg = train.TrainConfig(steps=args.steps, batch=args.n_train, lbfgs_steps=args.lbfgs_steps,
+                            collocation=COLLOCATION_2D)  # fmt: skip
+    test = compare2d.generate(p, layout, ops, HELD_OUT_N_2D, np.random.default_rng(HELD_OUT_SEED))
+    wall0, cpu0 = time.perf_counter(), cpu_seconds()
+    losses: list[float] = []
+    model, loss = train2d.train_pi_dion_2d(data.d, data.x, p.c, cfg, args.seed,
+                                           on_loss=losses.append)  # fmt: skip
+    wall_s, cpu_s = time.perf_counter() - wall0, cpu_seconds() - cpu0
+    u_hat, f_hat = train2d.predict_2d(model, test.d, test.x, test.pts)
+    err_f = float(compare2d.rel_l2(f_hat, test.f).mean())
+    err_u = float(compare2d.rel_l2(u_hat, test.u).mean())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"train": cfg.__dict__, "labels": 0, "instances": args.n_train, "seed": args.seed,
+            "data_seed": args.data_seed, "noise": p.noise, "nu": p.nu, "ell": p.ell}  # fmt: skip
+    saved.save(args.out, model, data.x, p.pde, p.c, meta)
+    log = {
+        "script": "scripts/train_pi_dion.py",
+        "argv": sys.argv[1:],
+        "dim": 2,
+        "train": cfg.__dict__,
+        "instances": args.n_train,
+        "final_loss": loss,
+        "loss_curve": train.loss_curve(losses, loss),
+        "held_out": {
+            "seed": HELD_OUT_SEED,
+            "instances": HELD_OUT_N_2D,
+            "rel_l2_f": err_f,
+            "rel_l2_u": err_u,
+        },  # fmt: skip
+        "wall_s": wall_s,
+        "cpu_s": cpu_s,
+        "torch": torch.__version__,
+        "sha256": saved.sha256_of(args.out),
+        "provenance": provenance(["scripts/train_pi_dion.py", *sys.argv[1:]], [args.seed]),
+    }
+    (args.out.parent / "train_log_2d.json").write_text(json.dumps(log, indent=2) + "\n")
+    if args.loss_log is not None:
+        args.loss_log.write_text(json.dumps({"losses": losses, "final_loss": loss}) + "\n")
+    print(json.dumps({k: log[k] for k in ("final_loss", "held_out", "cpu_s", "sha256")}, indent=2))
+    return 0
 
 
 if __name__ == "__main__":

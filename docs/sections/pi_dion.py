@@ -1,7 +1,10 @@
 """Measured sections of docs/pi-dion.md (`<!-- generated: pi_dion.<name> -->`).
 
-- ``compare``: the headline study and its control (experiments/results/pi-dion-compare*.json).
+- ``compare``: the headline study, the earlier runs and the control
+  (experiments/results/pi-dion-compare*.json).
 - ``bundled``: the embedded model's training log (iclr25/data/pi_dion/train_log.json).
+- ``bundled_2d``, ``compare_2d``: the 2-D model's log (train_log_2d.json) and its study
+  (experiments/results/pi-dion-compare-2d.json).
 - ``baselines``: the bundled supervised DeepONets' log (iclr25/data/pi_dion/baselines_log.json).
 - ``noise``: the stability study (experiments/results/pi-dion-noise.json).
 - ``bench``: the physics-loss benchmark (benchmarks/results/pi-dion.json).
@@ -12,9 +15,12 @@ from __future__ import annotations
 from docs.sections import interval, md_table, num, targets_table
 
 COMPARE = "experiments/results/pi-dion-compare.json"
+HALF = "experiments/results/pi-dion-compare-half.json"
 CONTROL = "experiments/results/pi-dion-compare-subdomain.json"
 PREVIOUS = "experiments/results/pi-dion-compare-bundled.json"
 BUNDLED = "iclr25/data/pi_dion/train_log.json"
+BUNDLED_2D = "iclr25/data/pi_dion/train_log_2d.json"
+COMPARE_2D = "experiments/results/pi-dion-compare-2d.json"
 BASELINES = "iclr25/data/pi_dion/baselines_log.json"
 NOISE = "experiments/results/pi-dion-noise.json"
 BENCH = "benchmarks/results/pi-dion.json"
@@ -66,12 +72,19 @@ def _block(doc: dict, title: str, outside: bool, name: str | None = None) -> str
             " PI-DION is retrained on every seed's unlabelled data with the same recipe as "
             "every supervised model."
         )
-    return "\n\n".join([head, setting, _table(res, outside), f"Verdict: {res['verdict']}"])
+    parts = [head, setting, _table(res, outside)]
+    losses = res.get("final_train_loss", {}).get("pi_dion")
+    if losses:  # recorded since this round: did every seed's PI-DION train?
+        parts.append("PI-DION's loss after training, per seed: "
+                     + ", ".join(num(v) for v in losses) + ".")  # fmt: skip
+    return "\n\n".join([*parts, f"Verdict: {res['verdict']}"])
 
 
 def render_compare(sources) -> str:
     parts = [_block(sources.load(COMPARE), "Headline", False)]
-    parts.append(_block(sources.load(PREVIOUS), "Previous round: the bundled model scored on "
+    parts.append(_block(sources.load(HALF), "Previous round: half the recipe", False,
+                        "pi-dion-compare-half"))  # fmt: skip
+    parts.append(_block(sources.load(PREVIOUS), "Two rounds ago: the bundled model scored on "
                         "every seed", False, "pi-dion-compare-bundled"))  # fmt: skip
     parts.append(_block(sources.load(CONTROL), "Control (partial sensors)", True))
     return "\n\n".join(parts)
@@ -90,7 +103,8 @@ def render_bundled(sources) -> str:
         f"Recipe: {num(tr['steps'])} full-batch Adam steps (batch {num(tr['batch'])}, lr "
         f"{num(tr['lr'])}, cosine decay), then {num(tr['lbfgs_steps'])} L-BFGS iterations; "
         f"width {tr['width']}, depth {tr['depth']}, p = {tr['basis']}, w_res {num(tr['w_res'])}, "
-        f"{tr['collocation']} collocation points. Training took {num(log['wall_s'])} s wall, "
+        f"{tr['collocation']} collocation points; training loss after L-BFGS "
+        f"{num(log['final_loss'])}. Training took {num(log['wall_s'])} s wall, "
         f"{num(log['cpu_s'])} s CPU (one torch thread, `nice -n 10` on a shared machine). "
         f"sha256 `{log['sha256']}`."
     )
@@ -101,6 +115,27 @@ def render_bundled(sources) -> str:
     return "\n\n".join(
         [recipe, held_out, md_table(rows, ["error", "measured", "target", "verdict"])]
     )
+
+
+def render_bundled_2d(sources) -> str:
+    log = sources.load(BUNDLED_2D)
+    held, tr, curve = log["held_out"], log["train"], log["loss_curve"]["adam"]
+    recipe = (
+        f"`scripts/train_pi_dion.py {' '.join(log['argv'])}`: {num(log['instances'])} "
+        f"unlabelled instances, {num(tr['steps'])} full-batch Adam steps (lr {num(tr['lr'])}, "
+        f"cosine decay), then {num(tr['lbfgs_steps'])} L-BFGS iterations; "
+        f"{num(tr['collocation'])} collocation points per step. Training loss "
+        f"{num(curve[0])} at Adam step 100, {num(curve[-1])} at step {num(100 * len(curve))}, "
+        f"{num(log['final_loss'])} after L-BFGS. {num(log['wall_s'])} s wall, "
+        f"{num(log['cpu_s'])} s CPU (one thread, shared machine). sha256 `{log['sha256']}`."
+    )
+    rows = [["rel. L² f", num(held["rel_l2_f"])], ["rel. L² u", num(held["rel_l2_u"])]]
+    head = f"Held-out set: seed {held['seed']}, {num(held['instances'])} instances:"
+    return "\n\n".join([recipe, head, md_table(rows, ["error", "measured"])])
+
+
+def render_compare_2d(sources) -> str:
+    return _block(sources.load(COMPARE_2D), "2-D", False)
 
 
 def render_baselines(sources) -> str:
@@ -156,6 +191,8 @@ def render_bench(sources) -> str:
 SECTIONS = {
     "compare": render_compare,
     "bundled": render_bundled,
+    "bundled_2d": render_bundled_2d,
+    "compare_2d": render_compare_2d,
     "baselines": render_baselines,
     "noise": render_noise,
     "bench": render_bench,

@@ -261,7 +261,8 @@ def solve_command(
 COMPARE_KEYS = (
     "methods, seeds, rel_l2_f, rel_l2_u (per method: mean, ci_low, ci_high), "
     "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
-    "inference_ms_per_instance, labels_to_match, labels_to_match_where, pass_condition, "
+    "inference_ms_per_instance, final_train_loss (per trained method, per seed), "
+    "labels_to_match, labels_to_match_where, pass_condition, "
     "effect_reproduced, verdict, identifiable_fraction, problem"
 )
 
@@ -310,6 +311,14 @@ def compare_command(
             "needs --model (their recipe must be its recipe).",
         ),
     ] = None,  # fmt: skip
+    test_per_seed: Annotated[
+        bool,
+        typer.Option(
+            "--test-per-seed",
+            help="Each seed scores on its own held-out draw (with --model the PI-DION "
+            "interval then covers test draws).",
+        ),
+    ] = False,  # fmt: skip
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
@@ -318,6 +327,8 @@ def compare_command(
 ) -> None:
     """PI-DION (no labels) vs supervised DeepONets, Tikhonov and the Bayes floor: errors with
     95% t-intervals over seeds, labels_to_match and the verdict (pass: ≥ 100 labels)."""
+
+    from dataclasses import replace
 
     from iclr25 import parallel_options
     from iclr25.commands.pi_dion_render import render_compare
@@ -330,11 +341,13 @@ def compare_command(
                           lbfgs_steps=lbfgs_steps,
                           collocation=128 if dim == 1 else COLLOCATION_2D),
     )  # fmt: skip
-    if dim == 2 and (model is not None or baselines is not None):
+    if dim == 2 and baselines is not None:
         from iclr25.errors import UsageError
 
-        raise UsageError("--model and --baselines are 1-D only (no 2-D model is bundled)",
-                         "drop them: compare --dim 2 trains every network per seed")  # fmt: skip
+        raise UsageError("--baselines is 1-D only (no 2-D baselines are bundled)",
+                         "drop it: compare --dim 2 trains them per seed")  # fmt: skip
+    if test_per_seed:
+        config = replace(config, test_per_seed=True)
     if quick:
         config = compare.quick(config)
     if model is not None or config.model is not None:
@@ -429,10 +442,11 @@ def _with_model(config, model: str, run: Run):
 
     from iclr25.core.pi_dion import problem, saved, train
 
-    path = saved.resolve(model)
-    loaded = saved.load(path)
     p = config.problem
-    saved.check_compatible(loaded, problem.sensor_points(p), p.pde, p.c, 1)
+    path = saved.resolve(model, p.dim)
+    loaded = saved.load(path)
+    x = config.layout2d.sensors() if p.dim == 2 else problem.sensor_points(p)
+    saved.check_compatible(loaded, x, p.pde, p.c, p.dim)
     recipe = train.TrainConfig(**loaded.meta["train"])
     run.warn(f"PI-DION is the trained model {path} (not retrained per seed); the supervised "
              f"models get its recipe: {recipe.steps} Adam steps, batch {recipe.batch}, "

@@ -160,8 +160,8 @@ def run_solve(run: Run, p, dim: int, cfg, measurements: Path, model: str) -> Non
 
 
 def _solve_2d(run: Run, p, cfg, measurements: Path, model: str) -> None:
-    """--dim 2: a 2-D PI-DION (`train --dim 2 --save`; none is bundled), Tikhonov or the
-    Bayes mean."""
+    """--dim 2: a 2-D PI-DION (`train --dim 2 --save`, or the bundled one that
+    `scripts/train_pi_dion.py --dim 2` writes), Tikhonov or the Bayes mean."""
     from dataclasses import replace
 
     from iclr25.core.pi_dion import measurements as meas
@@ -169,15 +169,12 @@ def _solve_2d(run: Run, p, cfg, measurements: Path, model: str) -> None:
 
     p = replace(p, dim=2)
     loaded, model_info = None, None
-    if cfg.method == "pi-dion" and model == "bundled":
-        raise UsageError("no 2-D PI-DION model is bundled",
-                         "train one: iclr25 pi-dion train --dim 2 --data DIR --save MODEL, then "
-                         "--model MODEL; or use --method tikhonov or bayes")  # fmt: skip
     data = meas.read(Path(measurements), 2)
     if cfg.method == "pi-dion":
-        loaded = saved.load(Path(model))
+        path = saved.resolve(model, 2)
+        loaded = saved.load(path)
         saved.check_compatible(loaded, data.x, p.pde, p.c, 2)
-        model_info = {"path": str(model), "sha256": saved.sha256_of(Path(model)),
+        model_info = {"path": str(path), "sha256": saved.sha256_of(path),
                       "labels": loaded.meta.get("labels", 0)}  # fmt: skip
     results = solve2d.solve(data, p, cfg.method, cfg.grid, cfg.noise_std, loaded)
     if results["identifiable_fraction"] < 1:

@@ -7,6 +7,34 @@ import pytest
 
 from iclr25.testing import error_line
 
+
+@pytest.fixture(scope="module")
+def inproc():
+    """The command run in this process by typer's runner: the console script's code path
+    (parsing, checks, the one-line error, exit 2) without the ~5 CPU-s of a fresh
+    interpreter's imports per call. Each error path is also run once through the real
+    console script (``cli``) below."""
+    from typer.testing import CliRunner
+
+    from iclr25.cli import build_app
+
+    app, runner = build_app(), CliRunner()
+
+    class Result:
+        def __init__(self, res):
+            self.returncode, self.stdout, self.stderr = res.exit_code, res.stdout, res.stderr
+
+        def json(self) -> dict:
+            import json
+
+            return json.loads(self.stdout)
+
+        def __repr__(self) -> str:
+            return f"<exit {self.returncode}; stderr={self.stderr[-800:]!r}>"
+
+    return lambda *args: Result(runner.invoke(app, [str(a) for a in args]))
+
+
 TINY = ("--n-train", "20", "--n-test", "6", "--seeds", "3", "--labels", "5,10", "--steps", "3")
 TINY += ("--width", "8", "--basis", "4", "--no-cache")
 
@@ -44,28 +72,41 @@ def test_compare_json_same_seed_same_results(cli, tmp_path):
         (("--noise", "-0.1"), "noise"),
         (("--nu", "0"), "positive"),
         (("--dim", "3"), "--dim 1 or --dim 2"),
-        (("--dim", "2", "--model", "bundled"), "1-D only"),
+        (("--dim", "2", "--baselines", "bundled"), "1-D only"),
+        (("--dim", "2", "--model", "MODEL1D"), "--dim 1, not --dim 2"),
         (("--sensors", "subdomain:0.6,0.2"), "0 ≤ A < B ≤ 1"),
         (("--seeds", "2"), "3 seeds"),
         (("--labels", "10,x"), "integers"),
         (("--sensors", "BAD"), "duplicate sensor"),  # the other file errors: core tests
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(cli, tmp_path, args, needle):
+def test_bad_input_is_one_line_and_exit_2(inproc, tmp_path, args, needle):
     out = tmp_path / "run"
     (tmp_path / "bad.csv").write_text("x\n" + "0.1\n" * 9)
-    args = tuple(tmp_path / "bad.csv" if a == "BAD" else a for a in args)
-    result = cli("pi-dion", "compare", *args, "--out", out)
+    from iclr25.core.pi_dion.saved import BUNDLED
+
+    swap = {"BAD": tmp_path / "bad.csv", "MODEL1D": BUNDLED}
+    args = tuple(swap.get(a, a) if isinstance(a, str) else a for a in args)
+    result = inproc("pi-dion", "compare", *args, "--out", out)
     assert result.returncode == 2, result
     assert needle in error_line(result.stderr)
     assert not out.exists()
 
 
-def test_generate_reads_a_sensor_file(cli, tmp_path):
+@pytest.mark.slow  # a fresh interpreter (~5 CPU-s); `make test` runs the same checks in-process
+def test_bad_input_through_the_console_script(cli, tmp_path):
+    out = tmp_path / "run"
+    result = cli("pi-dion", "compare", "--pde", "poisson", "--out", out)
+    assert result.returncode == 2, result
+    assert "reaction-diffusion, helmholtz" in error_line(result.stderr)
+    assert not out.exists()
+
+
+def test_generate_reads_a_sensor_file(inproc, tmp_path):
     positions = np.array([0.05, 0.9, 0.15, 0.3, 0.45, 0.6, 0.75, 0.2, 0.5, 0.55])
     (tmp_path / "s.csv").write_text("x\n" + "".join(f"{v}\n" for v in positions))
     out = tmp_path / "data"
-    res = cli("pi-dion", "generate", "--sensors", tmp_path / "s.csv", "--n-train", "3",
+    res = inproc("pi-dion", "generate", "--sensors", tmp_path / "s.csv", "--n-train", "3",
               "--n-test", "2", "--out", out, "--json")  # fmt: skip
     assert res.returncode == 0, res
     train = np.load(out / "train.npz")
@@ -130,8 +171,8 @@ def test_train_and_solve_2d_pi_dion(cli, tmp_path):
     assert res.returncode == 2 and "--dim 2" in error_line(res.stderr)
 
 
-def test_generate_needs_out(cli):
-    result = cli("pi-dion", "generate", "--n-train", "2")
+def test_generate_needs_out(inproc):
+    result = inproc("pi-dion", "generate", "--n-train", "2")
     assert result.returncode == 2 and "--out" in error_line(result.stderr)
 
 
@@ -196,14 +237,15 @@ def test_solve_reads_csv_like_npz(cli, measured, tiny_model):
         (("--method", "ridge"), "pi-dion, tikhonov, bayes"),
     ],
 )
-def test_solve_bad_input_is_one_line_and_exit_2(cli, measured, tiny_model, tmp_path, args, needle):
+def test_solve_bad_input_is_one_line_and_exit_2(inproc, measured, tiny_model, tmp_path, args,
+                                                needle):  # fmt: skip
     few = tmp_path / "few.npz"
     np.savez(few, x=np.arange(1, 10)[:, None] / 10, u=np.ones((2, 9)))
     args = tuple({"MODEL": tiny_model[0], "FEW": few}.get(a, a) for a in args)
     if "--measurements" not in args:
         args = ("--measurements", measured / "plain.npz", *args)
     out = tmp_path / "run"
-    result = cli("pi-dion", "solve", *args, "--out", out)
+    result = inproc("pi-dion", "solve", *args, "--out", out)
     assert result.returncode == 2, result
     assert needle in error_line(result.stderr)
     assert not out.exists()
@@ -220,8 +262,8 @@ def test_train_refuses_to_overwrite_and_labels_need_f(cli, measured, tmp_path):
     assert res.returncode == 2 and "no f labels" in error_line(res.stderr)
 
 
-def test_noise_fits_a_slope_per_method(cli):
-    res = cli("pi-dion", "noise", "--methods", "bayes", "--n-test", "8", "--json", "--quiet")
+def test_noise_fits_a_slope_per_method(inproc):
+    res = inproc("pi-dion", "noise", "--methods", "bayes", "--n-test", "8", "--json", "--quiet")
     assert res.returncode == 0, res
     r = res.json()["results"]
     fit = r["fitted_slope"]["bayes"]
@@ -252,22 +294,14 @@ def baselines(tmp_path_factory):
     ("args", "needle"),
     [
         (("--baselines", "FOLDER", "--labels", "5"), "needs --model"),
-        pytest.param(
-            ("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,30"),
-            "N = 30",
-            marks=pytest.mark.slow,
-        ),
-        pytest.param(
-            ("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,10"),
-            "another recipe",
-            marks=pytest.mark.slow,
-        ),
+        (("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,30"), "N = 30"),
+        (("--model", "MODEL", "--baselines", "FOLDER", "--labels", "5,10"), "another recipe"),
     ],
 )
-def test_compare_baselines_bad_input(cli, baselines, tmp_path, args, needle):
+def test_compare_baselines_bad_input(inproc, baselines, tmp_path, args, needle):
     out = tmp_path / "run"
     subst = {"FOLDER": baselines, "MODEL": baselines / "pi.safetensors"}
-    result = cli("pi-dion", "compare", *(subst.get(a, a) for a in args), "--out", out)
+    result = inproc("pi-dion", "compare", *(subst.get(a, a) for a in args), "--out", out)
     assert result.returncode == 2, result
     assert needle in error_line(result.stderr)
     assert not out.exists()

@@ -100,32 +100,39 @@ def _outside_mask(p: Problem, grid: np.ndarray) -> np.ndarray | None:
 
 
 def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
-    """(u, f, inference seconds) of one method on the test data."""
+    """(u, f, inference seconds, training loss or None) of one method on the test data; the
+    training loss (networks trained here only) is :func:`.train.loss_curve`, so a run's
+    result shows whether it trained."""
     cfg, p = task.config, task.config.problem
     if task.method == "bayes":
         gains = bayes.state_gain(p, ops), bayes.gain(ops)
         start = time.perf_counter()
         u, f = (bayes.posterior_mean(test.d, g) for g in gains)
-        return u, f, time.perf_counter() - start
+        return u, f, time.perf_counter() - start, None
     if task.method == "tikhonov":
         start = time.perf_counter()
         f, u, _ = tikhonov.reconstruct(test.x, p.c, test.d, test.noise_std)  # α search included
-        return u, f, time.perf_counter() - start
+        return u, f, time.perf_counter() - start, None
     n = None if task.method == "pi_dion" else int(task.method.removeprefix("supervised_N"))
+    losses: list[float] = []
+    final = None
     if n is None and cfg.model is not None:
-        model = saved.load(saved.resolve(cfg.model)).model
+        model = saved.load(saved.resolve(cfg.model, dim=1)).model
     elif n is not None and cfg.baselines is not None:
         model = saved.load(saved.baseline_path(baselines_folder(cfg.baselines), n)).model
     elif n is None:
         data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
-        model, _ = train.train_pi_dion(data.d, data.x, p.c, cfg.train, seed)
+        model, final = train.train_pi_dion(data.d, data.x, p.c, cfg.train, seed,
+                                           on_loss=losses.append)  # fmt: skip
     else:
         data = problem.generate(p, cfg.n_train, np.random.default_rng(task.data_seed), ops)
-        model, _ = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg.train, seed)
+        model, final = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg.train,
+                                              seed, on_loss=losses.append)  # fmt: skip
     start = time.perf_counter()
     u, f = train.predict(model, test.d, test.grid)
     supervised = task.method != "pi_dion"  # its reconstruction branch is never trained
-    return (None if supervised else u), f, time.perf_counter() - start
+    trained = train.loss_curve(losses, final)
+    return (None if supervised else u), f, time.perf_counter() - start, trained
 
 
 def run_method(task: MethodTask, seed: int) -> dict:
@@ -145,15 +152,18 @@ def _run_method_2d(task: MethodTask, seed: int) -> dict:
     ops = compare2d.operators(p, layout)
     test_seed = [TEST_SEED, task.data_seed] if cfg.test_per_seed else TEST_SEED
     test = compare2d.generate(p, layout, ops, cfg.n_test, np.random.default_rng(test_seed))
-    u, f, infer_s = compare2d.estimate(task.method, cfg, seed, task.data_seed, test, p,
-                                       layout, ops)  # fmt: skip
-    return {
+    u, f, infer_s, trained = compare2d.estimate(task.method, cfg, seed, task.data_seed, test, p,
+                                                layout, ops)  # fmt: skip
+    result = {
         "rel_l2_f": float(compare2d.rel_l2(f, test.f).mean()),
         "rel_l2_u": None if u is None else float(compare2d.rel_l2(u, test.u).mean()),
         "sq_err_f": ((f - test.f) ** 2).sum(1).tolist(),
         "sq_norm_f": float((test.f**2).sum()),
         "inference_ms_per_instance": 1000 * infer_s / len(test.d),
     }
+    if trained is not None:
+        result["train_loss"] = trained
+    return result
 
 
 def _run_method(task: MethodTask, seed: int) -> dict:
@@ -163,7 +173,7 @@ def _run_method(task: MethodTask, seed: int) -> dict:
     ops = problem.operators(p)
     test_seed = [TEST_SEED, task.data_seed] if task.config.test_per_seed else TEST_SEED
     test = problem.generate(p, task.config.n_test, np.random.default_rng(test_seed), ops)
-    u, f, infer_s = _estimate(task, seed, test, ops)
+    u, f, infer_s, trained = _estimate(task, seed, test, ops)
     outside = _outside_mask(p, test.grid)
     result = {
         "rel_l2_f": float(problem.rel_l2(f, test.f).mean()),
@@ -172,6 +182,8 @@ def _run_method(task: MethodTask, seed: int) -> dict:
         "sq_norm_f": float((test.f**2).sum()),
         "inference_ms_per_instance": 1000 * infer_s / len(test.d),
     }
+    if trained is not None:
+        result["train_loss"] = trained
     if outside is not None:
         result["rel_l2_f_inside"] = float(
             problem.rel_l2(f[:, ~outside], test.f[:, ~outside]).mean()
@@ -264,6 +276,10 @@ def summarise(config: CompareConfig, results: list[dict]) -> dict:
         n: float(np.median([r["inference_ms_per_instance"] for r in runs]))
         for n, runs in per_method.items()
     }
+    # each trained network's loss after training, per seed (absent for loaded networks)
+    out["final_train_loss"] = {n: [r["train_loss"]["final"] for r in runs]
+                               for n, runs in per_method.items()
+                               if all("train_loss" in r for r in runs)}  # fmt: skip
     sup = [out["rel_l2_f"][f"supervised_N{n}"]["mean"] for n in config.labels]
     ours = out["rel_l2_f"]["pi_dion"]["mean"]
     n_match, where = labels_to_match(list(config.labels), sup, ours)

@@ -12,12 +12,13 @@ the exact Bayes mean (:func:`.bayes2d.gains`).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from iclr25.core.pi_dion import bayes2d, tikhonov, tikhonov2d, train2d
+from iclr25.core.pi_dion import bayes2d, saved, tikhonov, tikhonov2d, train, train2d
 
 
 @dataclass
@@ -47,7 +48,17 @@ def rel_l2(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 
 def operators(p, layout: bayes2d.Layout2D) -> bayes2d.Operators2D:
-    return bayes2d.operators(layout, p.c, p.nu, p.ell, p.noise)
+    """The prior operators (~9 CPU-s at the default layout): kept for the last two
+    problems, so a worker that runs several of a study's tasks builds them once."""
+    return _operators(layout, p.c, p.nu, p.ell, p.noise)
+
+
+@functools.lru_cache(maxsize=2)
+def _operators(layout, c: float, nu: float, ell: float, noise: float) -> bayes2d.Operators2D:
+    ops = bayes2d.operators(layout, c, nu, ell, noise)
+    for shared in (ops.c_ht, ops.hch, ops.u_cov):
+        shared.flags.writeable = False  # one copy serves every task of the worker
+    return ops
 
 
 def generate(p, layout, ops, n: int, rng: np.random.Generator) -> Data2D:
@@ -56,25 +67,34 @@ def generate(p, layout, ops, n: int, rng: np.random.Generator) -> Data2D:
 
 
 def estimate(method: str, cfg, seed: int, data_seed: int, test: Data2D, p, layout, ops):
-    """(u or None, f, inference seconds) of one method on the test data."""
+    """(u or None, f, inference seconds, training loss or None) of one method on the test
+    data, as :func:`.compare._estimate` (a PI-DION in ``cfg.model`` is loaded, not trained)."""
     if method == "bayes":
         k_f, k_u = bayes2d.gains(layout, ops)
         start = time.perf_counter()
         u, f = test.d @ k_u.T, test.d @ k_f.T
-        return u, f, time.perf_counter() - start
+        return u, f, time.perf_counter() - start, None
     if method == "tikhonov":
         start = time.perf_counter()
         solver = tikhonov2d.build(test.x, p.c, layout.cells)
         log_alpha = tikhonov.choose_alpha(solver, test.d, test.noise_std)
         f, u = tikhonov2d.solve(solver, test.d, log_alpha, layout.cells)
-        return u, f, time.perf_counter() - start
-    data = generate(p, layout, ops, cfg.n_train, np.random.default_rng(data_seed))
-    if method == "pi_dion":
-        model, _ = train2d.train_pi_dion_2d(data.d, data.x, p.c, cfg.train, seed)
+        return u, f, time.perf_counter() - start, None
+    losses: list[float] = []
+    final = None
+    if method == "pi_dion" and getattr(cfg, "model", None):  # a trained model, scored as is
+        model = saved.load(saved.resolve(cfg.model, dim=2)).model
+    elif method == "pi_dion":
+        data = generate(p, layout, ops, cfg.n_train, np.random.default_rng(data_seed))
+        model, final = train2d.train_pi_dion_2d(data.d, data.x, p.c, cfg.train, seed,
+                                                on_loss=losses.append)  # fmt: skip
     else:
+        data = generate(p, layout, ops, cfg.n_train, np.random.default_rng(data_seed))
         n = int(method.removeprefix("supervised_N"))
-        model, _ = train2d.train_supervised_2d(data.d[:n], data.x, data.f[:n], data.pts, p.c,
-                                               cfg.train, seed)  # fmt: skip
+        model, final = train2d.train_supervised_2d(data.d[:n], data.x, data.f[:n], data.pts,
+                                                   p.c, cfg.train, seed,
+                                                   on_loss=losses.append)  # fmt: skip
     start = time.perf_counter()
     u, f = train2d.predict_2d(model, test.d, test.x, test.pts)
-    return (u if method == "pi_dion" else None), f, time.perf_counter() - start
+    trained = train.loss_curve(losses, final)
+    return (u if method == "pi_dion" else None), f, time.perf_counter() - start, trained

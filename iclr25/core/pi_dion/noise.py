@@ -97,7 +97,7 @@ def _run_level_2d(task: LevelTask, p: Problem, seed: int) -> dict:
     ops = compare2d.operators(p, layout)
     test = compare2d.generate(p, layout, ops, cfg.n_test, np.random.default_rng(TEST_SEED))
     data_seed = derive_seed(seed, "data")
-    _, f, _ = compare2d.estimate(task.method, cfg, seed, data_seed, test, p, layout, ops)
+    _, f, _, _ = compare2d.estimate(task.method, cfg, seed, data_seed, test, p, layout, ops)
     return {
         "sq_err": ((f - test.f) ** 2).sum(1).tolist(),
         "sq_norm": (test.f**2).sum(1).tolist(),

@@ -22,6 +22,7 @@ from iclr25.errors import InputError
 
 FORMAT = "iclr25-pi-dion/1"
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "pi_dion" / "pi_dion_rd1d.safetensors"
+BUNDLED_2D = BUNDLED.with_name("pi_dion_rd2d.safetensors")  # scripts/train_pi_dion.py --dim 2
 BASELINE_LABELS = (10, 30, 100, 300, 1000)  # the supervised DeepONets bundled beside it
 
 
@@ -43,9 +44,11 @@ class SavedModel:
     meta: dict  # everything else: training settings, label count, data summary
 
 
-def resolve(model: str) -> Path:
-    """``bundled`` or a path → the model file's path."""
-    return BUNDLED if model == "bundled" else Path(model)
+def resolve(model: str, dim: int = 1) -> Path:
+    """``bundled`` (the ``dim``-D bundled model) or a path → the model file's path."""
+    if model == "bundled":
+        return BUNDLED_2D if dim == 2 else BUNDLED
+    return Path(model)
 
 
 def sha256_of(path: Path) -> str:
@@ -77,8 +80,10 @@ def load(path: Path) -> SavedModel:
     path = Path(path)
     if not path.is_file():
         fix = (
-            "run scripts/train_pi_dion.py to build it"
-            if path == BUNDLED
+            "run scripts/train_pi_dion.py"
+            + (" --dim 2" if path == BUNDLED_2D else "")
+            + " to build it"
+            if path in (BUNDLED, BUNDLED_2D)
             else "give a file written by `iclr25 pi-dion train --save`"
         )
         raise InputError(f"model {path} does not exist", fix)

@@ -219,13 +219,26 @@ def train_supervised(
     cfg: TrainConfig,
     seed: int,
     progress=None,
+    on_loss=None,
 ) -> tuple[PIDION, float]:
-    """DeepONet on N labelled pairs (d_i, f_i on ``grid``): MSE on f only."""
+    """DeepONet on N labelled pairs (d_i, f_i on ``grid``): MSE on f only; ``on_loss`` gets
+    every Adam step's batch loss."""
     model = _new_model(cfg, d.shape[1], c, seed)
     data = torch.as_tensor(d, dtype=DTYPE)
     target = torch.as_tensor(f, dtype=DTYPE)
     loss_of = supervised_loss(model, data, target, torch.as_tensor(grid, dtype=DTYPE))
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss)
+
+
+LOSS_EVERY = 100  # a training-loss curve keeps every 100th Adam step's batch loss
+
+
+def loss_curve(losses: list[float], final: float | None) -> dict | None:
+    """A run's training record for a result file: ``{"adam": every LOSS_EVERY-th Adam
+    step's batch loss, "final": the loss after training}``; None when nothing was trained."""
+    if final is None:
+        return None
+    return {"adam": losses[LOSS_EVERY - 1 :: LOSS_EVERY], "final": float(final)}
 
 
 @torch.no_grad()

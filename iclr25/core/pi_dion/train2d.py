@@ -63,13 +63,20 @@ def _row_major(d: np.ndarray, sensors: np.ndarray) -> tuple[torch.Tensor, torch.
 
 
 def train_pi_dion_2d(
-    d: np.ndarray, sensors: np.ndarray, c: float, cfg: TrainConfig, seed: int, progress=None
+    d: np.ndarray,
+    sensors: np.ndarray,
+    c: float,
+    cfg: TrainConfig,
+    seed: int,
+    progress=None,
+    on_loss=None,
 ) -> tuple[PIDION2D, float]:
-    """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m, 2)."""
+    """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m, 2);
+    ``on_loss`` gets every Adam step's batch loss."""
     model = _new_model(cfg, side_of(sensors), c, seed)
     data, z = _row_major(d, sensors)
     loss_of = label_free_loss(model, data, z, c, cfg.w_res)
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress, dim=2)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss, dim=2)
 
 
 def train_supervised_2d(
@@ -81,13 +88,14 @@ def train_supervised_2d(
     cfg: TrainConfig,
     seed: int,
     progress=None,
+    on_loss=None,
 ) -> tuple[PIDION2D, float]:
     """CNN DeepONet on N labelled pairs (d_i, f_i at ``pts`` (G, 2)): MSE on f only."""
     model = _new_model(cfg, side_of(sensors), c, seed)
     data, _ = _row_major(d, sensors)
     target = torch.as_tensor(f, dtype=DTYPE)
     loss_of = supervised_loss(model, data, target, torch.as_tensor(pts, dtype=DTYPE))
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress, dim=2)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss, dim=2)
 
 
 @torch.no_grad()

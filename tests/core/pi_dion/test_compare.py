@@ -49,18 +49,44 @@ def test_pi_dion_training_never_receives_f():
     assert params == ["d", "sensors", "c", "cfg", "seed", "progress", "group", "on_loss"]
 
 
+def test_same_seed_same_results():
+    cfg = replace(TINY, seeds=2, labels=(5,))
+    a, _ = compare.run_compare(cfg, 11, Execution(cache=False))
+    b, _ = compare.run_compare(cfg, 11, Execution(cache=False))
+    a.pop("inference_ms_per_instance"), b.pop("inference_ms_per_instance")
+    assert a == b
+    f = a["rel_l2_f"]["pi_dion"]
+    assert f["ci_low"] < f["ci_high"]  # the two seeds' networks differ: the seed matters
+
+
+@pytest.mark.slow  # two worker processes (each imports torch): ~15 CPU-s
 def test_same_results_in_process_and_with_two_workers(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    a, _ = compare.run_compare(TINY, 11, Execution(cache=False))
-    b, _ = compare.run_compare(TINY, 11, Execution(workers=2, cache=False))
+    cfg = replace(TINY, seeds=2, labels=(5,))  # 8 tasks: enough for both workers
+    a, _ = compare.run_compare(cfg, 11, Execution(cache=False))
+    b, _ = compare.run_compare(cfg, 11, Execution(workers=2, cache=False))
     a.pop("inference_ms_per_instance"), b.pop("inference_ms_per_instance")
     assert a == b
     assert a["rel_l2_f"]["bayes"]["mean"] <= a["rel_l2_f"]["tikhonov"]["mean"] + 0.05
-    assert set(a["rel_l2_f"]) == {"pi_dion", "supervised_N5", "supervised_N10", "tikhonov", "bayes"}
+    assert set(a["rel_l2_f"]) == {"pi_dion", "supervised_N5", "tikhonov", "bayes"}
+    # every trained network's final loss, per seed; none for the references
+    assert set(a["final_train_loss"]) == {"pi_dion", "supervised_N5"}
+    assert all(len(v) == 2 and np.all(np.isfinite(v)) for v in a["final_train_loss"].values())
+
+
+def test_a_trained_task_records_its_loss_curve(monkeypatch):
+    losses = [float(v) for v in range(300)]  # the loss of step k (1-based) is k − 1
+    assert train.loss_curve(losses, 1.0) == {"adam": [99.0, 199.0, 299.0], "final": 1.0}
+    assert train.loss_curve([], None) is None  # nothing trained
+    monkeypatch.setattr(train, "LOSS_EVERY", 2)  # a point every 2nd step: 3 steps → 1 point
+    task = compare.MethodTask(TINY, "pi_dion", 5)
+    curve = compare.run_method(task, 1)["train_loss"]
+    assert len(curve["adam"]) == 1 and np.isfinite(curve["final"])
+    assert "train_loss" not in compare.run_method(replace(task, method="bayes"), 1)
 
 
 def test_subdomain_sensors_report_outside_errors():
-    cfg = replace(TINY, problem=Problem(sensors="subdomain:0,0.5"), labels=(5,))
+    cfg = replace(TINY, problem=Problem(sensors="subdomain:0,0.5"), seeds=2, labels=(5,))
     res, _ = compare.run_compare(cfg, 2, Execution(cache=False))
     # hull (0.5/65, 32/65) reaches x = 0 (within one sensor gap; u(0) = 0 is known)
     assert res["identifiable_fraction"] == pytest.approx(0.5 * 64 / 65, rel=1e-9)

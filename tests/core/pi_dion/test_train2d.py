@@ -26,7 +26,7 @@ def _data(n=6, side=4, seed=0):
 
 def test_pi_dion_2d_training_never_receives_f():
     params = list(inspect.signature(train2d.train_pi_dion_2d).parameters)
-    assert params == ["d", "sensors", "c", "cfg", "seed", "progress"]
+    assert params == ["d", "sensors", "c", "cfg", "seed", "progress", "on_loss"]
 
 
 def test_the_label_free_loss_falls_and_the_model_fits_the_sensors():
@@ -74,3 +74,24 @@ def test_2d_needs_a_square_sensor_grid_and_midpoints_cover_the_square():
     m = train.midpoints(32, 2).numpy()  # k = 8: 64 ≥ 2·32 midpoints
     assert m.shape == (64, 2) and m.min() == pytest.approx(1 / 16) and m.max() < 1
     assert len(np.unique(m, axis=0)) == 64
+
+
+def test_compare_2d_scores_a_saved_model_as_it_is(tmp_path):
+    """``compare --dim 2 --model``: PI-DION is the loaded model (nothing trained, no loss)."""
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion import compare, compare2d
+    from iclr25.core.pi_dion.bayes2d import Layout2D
+    from iclr25.core.pi_dion.problem import Problem
+
+    pts, d = _data()
+    model, _ = train2d.train_pi_dion_2d(d, pts, 1.0, replace(CFG, steps=2), 0)
+    path = tmp_path / "m.safetensors"
+    saved.save(path, model, pts, "reaction-diffusion", 1.0, {"train": CFG.__dict__})
+    layout = Layout2D(cells=4, fine_factor=2, side=4)
+    grid = compare2d.grid_points(layout)
+    test = compare2d.Data2D(layout.sensors(), d, grid, np.zeros((6, 25)), np.zeros((6, 25)), 0.1)
+    cfg = compare.CompareConfig(Problem(dim=2), model=str(path), layout2d=layout)
+    u, f, _, trained = compare2d.estimate("pi_dion", cfg, 0, 0, test, cfg.problem, layout, None)
+    want = train2d.predict_2d(model, d, layout.sensors(), grid)
+    assert trained is None and np.array_equal(u, want[0]) and np.array_equal(f, want[1])
