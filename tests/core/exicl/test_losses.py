@@ -131,7 +131,7 @@ def test_info_nce_stops_pulling_once_the_constraint_differs_from_the_accepted_on
     loss_other = F.info_nce_loss(other, accepted, 0.1)
     loss_same.backward()
     loss_other.backward()
-    assert float(loss_other) < 0.01 < 1.0 < float(loss_same)
+    assert loss_other.item() < 0.01 < 1.0 < loss_same.item()
     assert float(other.grad.abs().sum()) < 0.01 * float(same.grad.abs().sum())
 
 
