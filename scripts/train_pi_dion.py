@@ -223,10 +223,7 @@ def run(args, group, labels: list[int]) -> int:
     err_f = float(problem.rel_l2(f_hat, test.f).mean())
     err_u = float(problem.rel_l2(u_hat, test.u).mean())
     meets = err_f <= TARGET_F and err_u <= TARGET_U
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"train": cfg.__dict__, "labels": 0, "instances": args.n_train, "seed": args.seed,
-            "data_seed": args.data_seed, "noise": p.noise, "nu": p.nu, "ell": p.ell}  # fmt: skip
-    saved.save(args.out, model, data.x, p.pde, p.c, meta)
+    _save_model(args, cfg, p, model, data.x)
     log = {
         "script": "scripts/train_pi_dion.py",
         "argv": sys.argv[1:],
@@ -255,6 +252,16 @@ def run(args, group, labels: list[int]) -> int:
     return 0 if meets else 1
 
 
+def _save_model(args, cfg, p, model, sensors) -> None:
+    """The label-free model and its metadata at ``args.out`` (1-D and 2-D alike)."""
+    from iclr25.core.pi_dion import saved
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"train": cfg.__dict__, "labels": 0, "instances": args.n_train, "seed": args.seed,
+            "data_seed": args.data_seed, "noise": p.noise, "nu": p.nu, "ell": p.ell}  # fmt: skip
+    saved.save(args.out, model, sensors, p.pde, p.c, meta)
+
+
 def run_2d(args) -> int:
     """The 2-D model: train label-free, score on the held-out draw, write model and log."""
     import numpy as np
@@ -281,10 +288,7 @@ def run_2d(args) -> int:
     u_hat, f_hat = train2d.predict_2d(model, test.d, test.x, test.pts)
     err_f = float(compare2d.rel_l2(f_hat, test.f).mean())
     err_u = float(compare2d.rel_l2(u_hat, test.u).mean())
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"train": cfg.__dict__, "labels": 0, "instances": args.n_train, "seed": args.seed,
-            "data_seed": args.data_seed, "noise": p.noise, "nu": p.nu, "ell": p.ell}  # fmt: skip
-    saved.save(args.out, model, data.x, p.pde, p.c, meta)
+    _save_model(args, cfg, p, model, data.x)
     log = {
         "script": "scripts/train_pi_dion.py",
         "argv": sys.argv[1:],
