@@ -330,22 +330,27 @@ def compare_command(
 
     from dataclasses import replace
 
-    from iclr25 import parallel_options
-    from iclr25.commands.pi_dion_render import render_compare
-    from iclr25.core.pi_dion import compare, train
+    from iclr25.core.pi_dion import recipe
 
+    # every option check that needs no file runs before torch is imported (~5 CPU-s)
     p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors, two_d=True)
-    config = compare.CompareConfig(
-        p, n_train, n_test, seeds, _label_grid(labels, n_train),
-        train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch,
-                          lbfgs_steps=lbfgs_steps,
-                          collocation=128 if dim == 1 else COLLOCATION_2D),
-    )  # fmt: skip
+    label_grid = _label_grid(labels, n_train)
+    train_cfg = recipe.TrainConfig(steps=steps, width=width, basis=basis, batch=batch,
+                                   lbfgs_steps=lbfgs_steps,
+                                   collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
     if dim == 2 and baselines is not None:
         from iclr25.errors import UsageError
 
         raise UsageError("--baselines is 1-D only (no 2-D baselines are bundled)",
                          "drop it: compare --dim 2 trains them per seed")  # fmt: skip
+    if not quick:  # --quick replaces seeds, sizes and recipe
+        _check_sizes(seeds, n_test, train_cfg)
+
+    from iclr25 import parallel_options
+    from iclr25.commands.pi_dion_render import render_compare
+    from iclr25.core.pi_dion import compare
+
+    config = compare.CompareConfig(p, n_train, n_test, seeds, label_grid, train_cfg)
     if test_per_seed:
         config = replace(config, test_per_seed=True)
     if quick:
@@ -487,15 +492,18 @@ def _with_baselines(config, baselines: str):
 
 
 def _check_compare(config) -> None:
+    _check_sizes(config.seeds, config.n_test, config.train)
+
+
+def _check_sizes(seeds: int, n_test: int, train_cfg) -> None:
+    from iclr25.core.pi_dion import recipe
     from iclr25.errors import UsageError
 
-    if config.seeds < 3:
-        raise UsageError(f"--seeds {config.seeds}: intervals need ≥ 3 seeds", "use --seeds 3")
-    if config.n_test < 2 or config.train.steps < 1:
+    if seeds < 3:
+        raise UsageError(f"--seeds {seeds}: intervals need ≥ 3 seeds", "use --seeds 3")
+    if n_test < 2 or train_cfg.steps < 1:
         raise UsageError("--n-test must be ≥ 2 and --steps ≥ 1", "e.g. --n-test 500 --steps 4000")
-    from iclr25.core.pi_dion import train
-
-    train.check(config.train)
+    recipe.check(train_cfg)
 
 
 def _demo_headline(doc: dict) -> str:

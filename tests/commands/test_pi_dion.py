@@ -102,6 +102,25 @@ def test_bad_input_through_the_console_script(cli, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("args", [("--seeds", "2"), ("--steps", "0"), ("--labels", "10,x"),
+                                  ("--dim", "2", "--baselines", "bundled")])  # fmt: skip
+def test_compare_usage_errors_come_before_torch_loads(args):
+    """A mistyped option costs a second, not the ~5 CPU-s of importing torch: the checks
+    that need no file run first (fresh interpreter: the test process has torch loaded)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from iclr25.cli import build_app\n"
+        f"res = CliRunner().invoke(build_app(), ['pi-dion', 'compare', *{list(args)!r}])\n"
+        "print(res.exit_code, 'torch' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.split() == ["2", "False"], proc.stdout + proc.stderr
+
+
 def test_generate_reads_a_sensor_file(inproc, tmp_path):
     positions = np.array([0.05, 0.9, 0.15, 0.3, 0.45, 0.6, 0.75, 0.2, 0.5, 0.55])
     (tmp_path / "s.csv").write_text("x\n" + "".join(f"{v}\n" for v in positions))
