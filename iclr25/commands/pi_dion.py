@@ -6,8 +6,8 @@ Subcommands: ``generate`` (training and held-out data from the Matérn prior, so
 Bayes mean) and ``compare`` (PI-DION without labels against supervised DeepONets
 with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
 mean, over seeds, with a pass condition fixed in code). The method lives in
-:mod:`iclr25.core.pi_dion`. 2-D: `generate` and `solve` (Tikhonov, Bayes) only;
-not built yet: 2-D PI-DION, darcy (see docs/pi-dion.md, "Status").
+:mod:`iclr25.core.pi_dion`. ``--dim 2`` for every subcommand; not built yet: darcy
+(see docs/pi-dion.md, "Status").
 """
 
 from __future__ import annotations
