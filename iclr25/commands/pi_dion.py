@@ -456,7 +456,10 @@ def _with_model(config, model: str, run: Run):
     run.warn(f"PI-DION is the trained model {path} (not retrained per seed); the supervised "
              f"models get its recipe: {recipe.steps} Adam steps, batch {recipe.batch}, "
              f"{recipe.lbfgs_steps} L-BFGS steps")  # fmt: skip
-    return replace(config, train=recipe, model=str(path), model_sha256=saved.sha256_of(path))
+    # "bundled" stays a name (with its sha256): an absolute path would record where this
+    # copy of the package happens to live; a user's file is recorded by its path
+    name = "bundled" if model == "bundled" else str(path)
+    return replace(config, train=recipe, model=name, model_sha256=saved.sha256_of(path))
 
 
 def _with_baselines(config, baselines: str):
@@ -488,7 +491,8 @@ def _with_baselines(config, baselines: str):
                              "(unequal budget)", "train both with one scripts/train_pi_dion.py "
                              "recipe")  # fmt: skip
         shas.append(saved.sha256_of(path))
-    return replace(config, baselines=str(folder), baselines_sha256=tuple(shas))
+    name = "bundled" if baselines == "bundled" else str(folder)  # as --model: no install path
+    return replace(config, baselines=name, baselines_sha256=tuple(shas))
 
 
 def _check_compare(config) -> None:

@@ -333,8 +333,28 @@ def test_compare_quick_scores_the_bundled_models(cli, tmp_path):
     r = res.json()["results"]
     assert r["methods"] == ["pi_dion", "supervised_N10", "supervised_N30", "supervised_N100",
                             "supervised_N300", "supervised_N1000", "tikhonov", "bayes"]  # fmt: skip
-    assert r["problem"]["model"].endswith("pi_dion_rd1d.safetensors")
+    from iclr25.core.pi_dion import saved
+
+    # the bundled files are recorded by name and sha256, never by where the package lives
+    assert r["problem"]["model"] == r["problem"]["baselines"] == "bundled"
+    assert r["problem"]["model_sha256"] == saved.sha256_of(saved.BUNDLED)
     assert len(r["problem"]["baselines_sha256"]) == 5 and r["problem"]["test_per_seed"]
     f = r["rel_l2_f"]["pi_dion"]
     assert f["ci_low"] < f["mean"] < f["ci_high"]  # three test draws
     assert "test draws only" in r["verdict"]
+
+
+def test_bundled_model_and_baselines_are_recorded_by_name_not_install_path():
+    """A results file says ``bundled`` + sha256, not the absolute path of this copy of the
+    package (a clean clone in /tmp recorded /tmp/... before)."""
+    from iclr25.commands.pi_dion import _with_baselines, _with_model
+    from iclr25.core.pi_dion import compare, saved
+
+    class Quiet:
+        def warn(self, message: str) -> None:
+            pass
+
+    config = _with_baselines(_with_model(compare.CompareConfig(), "bundled", Quiet()), "bundled")
+    assert config.model == config.baselines == "bundled"
+    assert config.model_sha256 == saved.sha256_of(saved.BUNDLED)
+    assert len(config.baselines_sha256) == len(config.labels)
