@@ -51,14 +51,20 @@ LAYOUTS = ("wall", "box")
 GUIDE_SCALE = 0.2
 
 
-def guided_ratio(prior, seed: int, layout: str) -> float:
-    """Median length ratio of reward-guided samples to the unconstrained shortest path."""
+def guided_ratio(prior, seed: int, layout: str) -> float | None:
+    """Median length ratio of reward-guided samples to the unconstrained shortest path.
+
+    A sample whose tube holds no legal path (:func:`tube_path` gives None; an under-trained
+    prior, e.g. a tiny test run) counts as infinitely long; None when that makes the median
+    infinite (more than half of the samples decode to nothing)."""
     lay = make_layout(layout, 1000 + seed)
     spec = lay.spec
     shortest = verify(spec, lay.demos, np.zeros((1, spec.height, spec.width), bool)).shortest[0]
     traj = sample(prior, lay.demos.starts, lay.demos.goals, seed, Guidance(scale=GUIDE_SCALE))
-    lengths = [grid.path_length(spec, tube_path(spec, t, spec.walls)) for t in traj]
-    return float(np.median(np.asarray(lengths) / shortest))
+    paths = [tube_path(spec, t, spec.walls) for t in traj]
+    lengths = [np.inf if p is None else grid.path_length(spec, p) for p in paths]
+    median = float(np.median(np.asarray(lengths) / shortest))
+    return median if np.isfinite(median) else None
 
 
 def train(layout: str, config: PriorConfig, group, losses: list[float]):
@@ -111,7 +117,7 @@ def evaluate(args) -> int:
         spec = make_layout(layout, 0).spec
         prior = load_prior(out_dir / f"{layout}_prior.safetensors", spec)
         summary[layout]["guided_over_shortest"] = guided_ratio(prior, 0, layout)
-        print(layout, "guided_over_shortest", round(summary[layout]["guided_over_shortest"], 4))
+        print(layout, "guided_over_shortest", summary[layout]["guided_over_shortest"])
     summary["evaluated"] = provenance(
         ["python", "scripts/train_exicl_priors.py", *sys.argv[1:]], [0]
     )

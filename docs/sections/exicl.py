@@ -18,7 +18,7 @@ def render_priors(sources) -> str:
         legal, guided = r["legal_move_rate"], r["guided_over_shortest"]
         rows.append([
             f"`{layout}`", pct(legal), "met" if legal >= LEGAL_TARGET else "**not met**",
-            num(guided), "met" if guided <= GUIDED_TARGET else "**not met**",
+            num(guided), "met" if guided is not None and guided <= GUIDED_TARGET else "**not met**",
             num(r["final_loss"]), f"{r['train_s']:.0f} s", f"`{r['sha256'][:16]}…`",
         ])  # fmt: skip
     headers = ["prior", "legal moves (unguided)", "≥ 90 %", "guided / shortest (median)",
