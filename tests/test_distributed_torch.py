@@ -82,13 +82,11 @@ def test_a_one_process_script_refuses_a_launch_and_runs_without_one():
     assert "without torchrun" in line
 
 
-@pytest.mark.parametrize(
-    "name, extra", [("train_pn_gail_expert.py", []), ("train_pi_dion.py", ["--baselines"])]
-)
+@pytest.mark.parametrize("name, extra", [("train_pn_gail_expert.py", [])])
 def test_one_process_training_refuses_torchrun_before_training(tmp_path, name, extra):
-    """SB3's SAC (the pn-gail expert) and pi-dion's supervised baselines do not train
-    data-parallel: under a launcher every rank would repeat the run and race on its files.
-    The script says so (exit 2) and writes nothing."""
+    """SB3's SAC (the pn-gail expert) does not train data-parallel: under a launcher every
+    rank would repeat the run and race on its files. The script says so (exit 2) and
+    writes nothing."""
     out = tmp_path / "out"
     env = {**os.environ, **LAUNCHED, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     script = Path(__file__).resolve().parents[1] / "scripts" / name
