@@ -345,3 +345,40 @@ def test_pi_dion_baselines_two_processes_follow_one(tmp_path):
         _pi_dion_held_out_check(
             path, f_ref, lambda m: train.predict(m, test.d, test.grid)[1], atol=1e-3
         )
+
+
+def test_pn_gail_expert_script_two_processes_stay_in_step(tmp_path):
+    """``scripts/train_pn_gail_expert.py`` (SB3's SAC, which has no DDP) for 150 steps
+    (50 gradient steps after SB3's 100 random ones; batch 256 = 128 + 128) under torchrun.
+    A 2-process SAC is not step-identical to one process (each rank steps its own
+    environment: twice the experience), so what is checked is what the design promises:
+    the two ranks saw different transitions (their replay buffers' sha256 differ) yet hold
+    bit-identical parameters (actor, critics, targets, log α: the same sha256), which fails
+    without the gradient averaging (tried: the script then stops with "diverged"); rank 1
+    printed and wrote nothing; the actor rank 0 wrote loads in this process and scores
+    exactly the mean return rank 0 logged. A 150-step actor misses the −200 target, so the
+    script exits 1 and says so once."""
+    import numpy as np
+
+    from iclr25.core.pn_gail import pendulum
+    from iclr25.core.pn_gail.expert import load_expert
+
+    out = tmp_path / "two" / "expert.safetensors"
+    script = str(REPO / "scripts" / "train_pn_gail_expert.py")
+    run = _run(*TORCHRUN, script, "--steps", "150", "--out", str(out))
+    assert run.returncode == 1 and "diverged" not in run.stderr, run.stderr[-3000:]
+    assert run.stdout.count('"sha256"') == 1  # rank 1 printed nothing
+    assert run.stderr.count("expert mean return") == 1
+    assert sorted(p.name for p in out.parent.iterdir()) == ["expert.safetensors",
+                                                           "expert_log.json"]  # fmt: skip
+    log = json.loads((out.parent / "expert_log.json").read_text())
+    assert log["distributed"] == {"world_size": 2, "backend": "gloo"}
+    ranks = log["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1] and ranks[0]["seed"] == 0 != ranks[1]["seed"]
+    assert ranks[0]["replay_sha256"] != ranks[1]["replay_sha256"]
+    assert ranks[0]["parameters_sha256"] == ranks[1]["parameters_sha256"]
+
+    expert = load_expert(out)
+    assert expert.metadata["processes"] == "2" and expert.metadata["seed"] == "0"
+    starts = pendulum.initial_states(64, np.random.default_rng(20250101))
+    assert float(pendulum.rollout_returns(expert, starts).mean()) == log["return_mean"]
