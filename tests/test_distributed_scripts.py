@@ -11,6 +11,11 @@ float32 ulps per step that Adam carries forward: at most 2.7e-7 relative on the 
 2.5e-6 on the weights when this test was written. An actual error (a rank training on
 the whole batch, the wrong rows, unweighted shares) changes the losses by 1e-3 or more
 within the first steps.
+
+The other scripts follow the same pattern, each test's docstring giving its tolerances
+and the differences measured when it was written; PI-DION's L-BFGS phase (1-D, 2-D,
+baselines) and the pn-gail SAC expert (not step-identical to one process by design) are
+checked differently, as their docstrings say.
 """
 
 from __future__ import annotations
