@@ -19,6 +19,10 @@ with the same options, only split:
   of a scalar per step), so the loss curve is the one-process curve.
 - Per-sample state that a rank updates for its rows only (free AT's δ) is merged with
   :meth:`DataParallel.merge_rows`, so every rank, and every checkpoint, holds all of it.
+- A library's own training loop that DDP cannot wrap (stable-baselines3's SAC) gets the
+  same arithmetic from :meth:`DataParallel.broadcast` (rank 0's parameters at the start)
+  and :meth:`DataParallel.average_gradients` (an optimiser hook: every step applies the
+  gradient of the global batch mean), so its ranks stay bit-identical.
 - Only rank 0 reports: :func:`is_follower` tells the CLI runner to make other ranks quiet,
   without ``--out`` or stdout; commands write their own files only when
   :attr:`Context.is_main`.
@@ -77,14 +81,6 @@ def is_follower(environ: dict | None = None) -> bool:
     """A rank other than 0 of a launched group: it computes, rank 0 reports."""
     env = os.environ if environ is None else environ
     return launched(env) and int(env["RANK"]) > 0
-
-
-def refuse_launch(script: str, why: str, environ: dict | None = None) -> str | None:
-    """For a script that cannot train data-parallel: the one-line error to print (and
-    exit 2) when started by torchrun with more than one process, else None."""
-    if not launched(environ):
-        return None
-    return f"Error: {script} does not run data-parallel ({why}) — run it without torchrun"
 
 
 def context_from_env(device_kind: str, environ: dict | None = None) -> Context:
@@ -264,3 +260,38 @@ class DataParallel:
         full[rows] = x[rows]
         dist.all_reduce(full)
         return full
+
+    def broadcast(self, tensors) -> None:
+        """Overwrite every tensor of ``tensors`` in place with rank 0's (parameters of a
+        model that DDP does not wrap: all ranks then start from rank 0's)."""
+        import torch
+        import torch.distributed as dist
+
+        with torch.no_grad():
+            for tensor in tensors:
+                dist.broadcast(tensor, src=0)
+
+    def average_gradients(self, optimizer) -> Any:
+        """For a training loop DDP cannot wrap: before every ``optimizer.step()`` each
+        gradient becomes the gradient of the global batch mean, ``loss`` having been the
+        mean over this rank's rows (``rows(global_batch)``): this rank's gradient weighted
+        as by :meth:`scale`, then averaged over ranks (one all-reduce of all the optimiser's
+        gradients, flattened). Every rank then applies the same update to the same
+        parameters, so ranks that started equal (:meth:`broadcast`) stay bit-identical.
+        Returns the hook's handle (``.remove()`` to detach it)."""
+        import torch
+        import torch.distributed as dist
+
+        weight = self._weight() / self.ctx.world_size
+
+        def reduce_before_step(opt, _args, _kwargs) -> None:
+            grads = [p.grad for group in opt.param_groups for p in group["params"]
+                     if p.grad is not None]  # fmt: skip
+            if not grads:
+                return
+            flat = torch.cat([g.reshape(-1) for g in grads]) * weight  # (total numel,)
+            dist.all_reduce(flat)
+            for grad, part in zip(grads, flat.split([g.numel() for g in grads]), strict=True):
+                grad.copy_(part.view_as(grad))
+
+        return optimizer.register_step_pre_hook(reduce_before_step)

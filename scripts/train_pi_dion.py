@@ -30,15 +30,20 @@ recipe by default (``STEPS_2D`` full-batch Adam + ``LBFGS_2D`` L-BFGS steps on
 ``pi_dion_rd2d.safetensors`` and ``train_log_2d.json`` (held-out errors on
 ``HELD_OUT_N_2D`` instances of seed 20250101, wall and CPU time, sha256). The issue sets no
 2-D target: the exit status is 0 when the model is written; ``compare --dim 2 --model
-bundled --test-per-seed`` measures it against Tikhonov and the Bayes mean. One process
-only (``--baselines`` and torchrun are refused).
+bundled --test-per-seed`` measures it against Tikhonov and the Bayes mean
+(``--baselines`` is 1-D only).
 
 Under ``torchrun --nproc-per-node N scripts/train_pi_dion.py`` the training runs
-data-parallel (gloo, :mod:`iclr25.distributed_torch`; Adam and L-BFGS both): every process
-generates the same data and draws the same instances and collocation points, computes
-the loss on its share of the instances, and DDP averages the gradients, so each step is
-the one-process step (to float32 summation order). Rank 0 alone evaluates, prints and
-writes. ``--loss-log`` (every Adam step's loss, JSON) is for tests and trial runs.
+data-parallel (gloo, :mod:`iclr25.distributed_torch`; Adam and L-BFGS both), 1-D and
+2-D, the PI-DION model and each supervised baseline in turn: every process generates the
+same data and draws the same instances and collocation points, computes the loss on its
+contiguous share of the instances, and DDP averages the weighted gradients, so each step
+is the one-process step (to float32 summation order; L-BFGS's line search amplifies that
+into slightly different step sizes, but every rank takes the same ones: the script fails
+if the ranks' parameters differ in any bit). A baseline on N labels needs N ≥ the number
+of processes. Rank 0 alone evaluates, prints and writes (the models, the logs, which
+record ``distributed``). ``--loss-log`` (every Adam step's loss, JSON; each baseline's
+under ``baselines``) is for tests and trial runs.
 """
 
 from __future__ import annotations
@@ -66,8 +71,9 @@ def cpu_seconds() -> float:
 DEFAULT_BASELINES = "10,30,100,300,1000"
 
 
-def parse_baselines(args) -> list[int]:
-    """The label counts of the baselines to train ([] for none); ValueError on a bad list."""
+def parse_baselines(args, world_size: int = 1) -> list[int]:
+    """The label counts of the baselines to train ([] for none); ValueError on a bad list.
+    Data-parallel (``world_size`` processes) every N must give each process an instance."""
     if args.baselines is None and not args.baselines_only:
         return []
     text = DEFAULT_BASELINES if args.baselines is None else args.baselines
@@ -78,26 +84,33 @@ def parse_baselines(args) -> list[int]:
         raise ValueError(
             f"--baselines {text!r} is not a comma-separated list of integers — {fix}"
         ) from None
-    bad = [n for n in labels if not 1 <= n <= args.n_train]
+    bad = [n for n in labels if not world_size <= n <= args.n_train]
     if bad:
-        raise ValueError(f"--baselines {bad}: every N must be in 1..--n-train ({args.n_train}) — "
-                         f"{fix}, or raise --n-train")  # fmt: skip
+        why = f" (an instance or more for each of {world_size} processes)" * (world_size > 1)
+        raise ValueError(f"--baselines {bad}: every N must be in {world_size}..--n-train "
+                         f"({args.n_train}){why} — {fix}, or raise --n-train")  # fmt: skip
     if len(set(labels)) != len(labels):
         raise ValueError(f"--baselines {text}: a label count is repeated — {fix}")
     return sorted(labels)
 
 
-def train_baselines(args, p, data, test, cfg, labels: list[int]) -> None:
+def train_baselines(args, p, data, test, cfg, labels: list[int], group, record: dict) -> None:
     """Supervised DeepONets on the first N labelled instances, the PI-DION recipe and seed
-    (full batch: a batch larger than N is N, as in the compare study)."""
+    (full batch: a batch larger than N is N, as in the compare study). Data-parallel under
+    torchrun, one baseline after the other (each rank its share of the N instances); rank 0
+    alone scores, writes and prints. ``record["baselines"]``: each N's Adam losses."""
     from iclr25.core.pi_dion import problem, saved, train
-    from iclr25.provenance import provenance
 
-    rows = []
+    rows, record["baselines"] = [], {}
     for n in labels:
         wall0, cpu0 = time.perf_counter(), cpu_seconds()
-        model, loss = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg, args.seed)
+        losses: list[float] = []
+        model, loss = train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg, args.seed,
+                                             on_loss=losses.append, group=group)  # fmt: skip
         wall_s, cpu_s = time.perf_counter() - wall0, cpu_seconds() - cpu0
+        record["baselines"][str(n)] = {"losses": losses, "final_loss": loss}
+        if not group.is_main:
+            continue
         _, f_hat = train.predict(model, test.d, test.grid)
         path = saved.baseline_path(args.out.parent, n)
         meta = {
@@ -124,15 +137,16 @@ def train_baselines(args, p, data, test, cfg, labels: list[int]) -> None:
             }
         )
         print(f"supervised N = {n}: held-out rel L2 f {err:.4f} ({cpu_s:.0f} CPU-s)", flush=True)
-    log = {
-        "script": "scripts/train_pi_dion.py",
-        "argv": sys.argv[1:],
-        "train": cfg.__dict__,
-        "held_out": {"seed": HELD_OUT_SEED, "instances": HELD_OUT_N},
-        "baselines": rows,
-        "provenance": provenance(["scripts/train_pi_dion.py", *sys.argv[1:]], [args.seed]),
-    }
-    (args.out.parent / "baselines_log.json").write_text(json.dumps(log, indent=2) + "\n")
+    if group.is_main:
+        log = {
+            "script": "scripts/train_pi_dion.py",
+            "argv": sys.argv[1:],
+            "train": cfg.__dict__,
+            "held_out": {"seed": HELD_OUT_SEED, "instances": HELD_OUT_N},
+            "baselines": rows,
+            **_provenance(args, group),
+        }
+        (args.out.parent / "baselines_log.json").write_text(json.dumps(log, indent=2) + "\n")
 
 
 def main() -> int:
@@ -148,7 +162,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="pi_dion_rd1d.safetensors (2-D: …rd2d…) in "
                         "iclr25/data/pi_dion/")  # fmt: skip
-    parser.add_argument("--loss-log", type=Path, help="every Adam step's batch loss as JSON")
+    parser.add_argument("--loss-log", type=Path, help="every Adam step's batch loss as JSON "
+                        "(and each baseline's)")  # fmt: skip
     parser.add_argument("--baselines", nargs="?", const=DEFAULT_BASELINES, default=None,
                         metavar="N,N,...", help="also train the supervised DeepONets on the "
                         f"first N labelled instances (default {DEFAULT_BASELINES})")  # fmt: skip
@@ -163,31 +178,18 @@ def main() -> int:
     if args.out is None:
         args.out = DATA / ("pi_dion_rd2d.safetensors" if two_d else "pi_dion_rd1d.safetensors")
     sys.path.insert(0, str(ROOT))
-    from iclr25.distributed_torch import process_group, refuse_launch
+    from iclr25.distributed_torch import context_from_env, process_group
 
-    if two_d:
-        if args.baselines is not None or args.baselines_only:
-            print("Error: --baselines is 1-D only — drop it with --dim 2", file=sys.stderr)
-            return 2
-        refusal = refuse_launch("train_pi_dion.py --dim 2", "the 2-D model trains in one process")
-        if refusal:
-            print(refusal, file=sys.stderr)
-            return 2
-        return run_2d(args)
-
+    if two_d and (args.baselines is not None or args.baselines_only):
+        print("Error: --baselines is 1-D only — drop it with --dim 2", file=sys.stderr)
+        return 2
     try:
-        labels = parse_baselines(args)
+        labels = parse_baselines(args, context_from_env("cpu").world_size)
     except ValueError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
-    refusal = labels and refuse_launch(
-        "train_pi_dion.py --baselines", "the supervised baselines train in one process"
-    )
-    if refusal:  # every rank would train every baseline and race on their files
-        print(refusal, file=sys.stderr)
-        return 2
     with process_group("cpu") as group:
-        return run(args, group, labels)
+        return run_2d(args, group) if two_d else run(args, group, labels)
 
 
 def run(args, group, labels: list[int]) -> int:
@@ -195,7 +197,6 @@ def run(args, group, labels: list[int]) -> int:
     import torch
 
     from iclr25.core.pi_dion import problem, saved, train
-    from iclr25.provenance import provenance
 
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -205,10 +206,12 @@ def run(args, group, labels: list[int]) -> int:
     measured = data.d  # (N, 64) the only thing training sees
     cfg = train.TrainConfig(steps=args.steps, batch=args.n_train, lbfgs_steps=args.lbfgs_steps)
     test = problem.generate(p, HELD_OUT_N, np.random.default_rng(HELD_OUT_SEED), ops)
+    record: dict = {}
     if labels:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        train_baselines(args, p, data, test, cfg, labels)
+        train_baselines(args, p, data, test, cfg, labels, group, record)
     if args.baselines_only:
+        _write_loss_log(args, group, record)
         return 0
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
     losses: list[float] = []
@@ -241,15 +244,29 @@ def run(args, group, labels: list[int]) -> int:
         "cpu_s": cpu_s,
         "torch": torch.__version__,
         "sha256": saved.sha256_of(args.out),
-        "provenance": provenance(["scripts/train_pi_dion.py", *sys.argv[1:]], [args.seed]),
+        **_provenance(args, group),
     }
-    if group.active:
-        log["distributed"] = group.as_dict()
     (args.out.parent / "train_log.json").write_text(json.dumps(log, indent=2) + "\n")
-    if args.loss_log is not None:
-        args.loss_log.write_text(json.dumps({"losses": losses, "final_loss": loss}) + "\n")
+    _write_loss_log(args, group, {"losses": losses, "final_loss": loss, **record})
     print(json.dumps(log, indent=2))
     return 0 if meets else 1
+
+
+def _provenance(args, group) -> dict:
+    """The log's ``provenance`` block, and ``distributed`` (world size, backend) under
+    torchrun (1-D and 2-D, model and baselines alike)."""
+    from iclr25.provenance import provenance
+
+    block = {"provenance": provenance(["scripts/train_pi_dion.py", *sys.argv[1:]], [args.seed])}
+    if group.active:
+        block["distributed"] = group.as_dict()
+    return block
+
+
+def _write_loss_log(args, group, record: dict) -> None:
+    """``--loss-log``: the Adam losses of what was trained (rank 0 writes)."""
+    if args.loss_log is not None and group.is_main:
+        args.loss_log.write_text(json.dumps(record) + "\n")
 
 
 def _save_model(args, cfg, p, model, sensors) -> None:
@@ -262,15 +279,15 @@ def _save_model(args, cfg, p, model, sensors) -> None:
     saved.save(args.out, model, sensors, p.pde, p.c, meta)
 
 
-def run_2d(args) -> int:
-    """The 2-D model: train label-free, score on the held-out draw, write model and log."""
+def run_2d(args, group) -> int:
+    """The 2-D model: train label-free (data-parallel under torchrun), then rank 0 scores it
+    on the held-out draw and writes model and log."""
     import numpy as np
     import torch
 
     from iclr25.commands.pi_dion import COLLOCATION_2D
     from iclr25.core.pi_dion import bayes2d, compare2d, saved, train, train2d
     from iclr25.core.pi_dion.problem import Problem
-    from iclr25.provenance import provenance
 
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -279,12 +296,14 @@ def run_2d(args) -> int:
     data = compare2d.generate(p, layout, ops, args.n_train, np.random.default_rng(args.data_seed))
     cfg = train.TrainConfig(steps=args.steps, batch=args.n_train, lbfgs_steps=args.lbfgs_steps,
                             collocation=COLLOCATION_2D)  # fmt: skip
-    test = compare2d.generate(p, layout, ops, HELD_OUT_N_2D, np.random.default_rng(HELD_OUT_SEED))
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
     losses: list[float] = []
     model, loss = train2d.train_pi_dion_2d(data.d, data.x, p.c, cfg, args.seed,
-                                           on_loss=losses.append)  # fmt: skip
+                                           on_loss=losses.append, group=group)  # fmt: skip
     wall_s, cpu_s = time.perf_counter() - wall0, cpu_seconds() - cpu0
+    if not group.is_main:
+        return 0  # rank 0 evaluates, prints and writes
+    test = compare2d.generate(p, layout, ops, HELD_OUT_N_2D, np.random.default_rng(HELD_OUT_SEED))
     u_hat, f_hat = train2d.predict_2d(model, test.d, test.x, test.pts)
     err_f = float(compare2d.rel_l2(f_hat, test.f).mean())
     err_u = float(compare2d.rel_l2(u_hat, test.u).mean())
@@ -307,11 +326,10 @@ def run_2d(args) -> int:
         "cpu_s": cpu_s,
         "torch": torch.__version__,
         "sha256": saved.sha256_of(args.out),
-        "provenance": provenance(["scripts/train_pi_dion.py", *sys.argv[1:]], [args.seed]),
+        **_provenance(args, group),
     }
     (args.out.parent / "train_log_2d.json").write_text(json.dumps(log, indent=2) + "\n")
-    if args.loss_log is not None:
-        args.loss_log.write_text(json.dumps({"losses": losses, "final_loss": loss}) + "\n")
+    _write_loss_log(args, group, {"losses": losses, "final_loss": loss})
     print(json.dumps({k: log[k] for k in ("final_loss", "held_out", "cpu_s", "sha256")}, indent=2))
     return 0
 

@@ -11,6 +11,11 @@ float32 ulps per step that Adam carries forward: at most 2.7e-7 relative on the 
 2.5e-6 on the weights when this test was written. An actual error (a rank training on
 the whole batch, the wrong rows, unweighted shares) changes the losses by 1e-3 or more
 within the first steps.
+
+The other scripts follow the same pattern, each test's docstring giving its tolerances
+and the differences measured when it was written; PI-DION's L-BFGS phase (1-D, 2-D,
+baselines) and the pn-gail SAC expert (not step-identical to one process by design) are
+checked differently, as their docstrings say.
 """
 
 from __future__ import annotations
@@ -204,3 +209,181 @@ def test_pi_dion_script_two_processes_follow_one(tmp_path):
     assert_close(two["losses"], one, rtol=1e-5, atol=0, what="Adam, 2 processes vs 1")
     assert final < one[-1]  # the L-BFGS iteration did something
     assert_close(two["final_loss"], final, rtol=1e-2, atol=0, what="after L-BFGS")
+
+
+def _pi_dion_held_out_check(model_file: Path, predict_one, predict_loaded, atol: float) -> None:
+    """The file rank 0 wrote loads in this (one) process and predicts what the
+    one-process model predicts (``predict_*``: f estimates on held-out data)."""
+    from iclr25.core.pi_dion import saved
+
+    loaded = saved.load(model_file)
+    assert_close(predict_loaded(loaded.model), predict_one, rtol=0, atol=atol,
+                 what=f"{model_file.name}: 2-process file vs 1-process model")  # fmt: skip
+
+
+def _as_two_ranks_sum(loss_of):
+    """``loss_of`` summed in one process the way 2 ranks sum it: each rank's contiguous
+    share of the instances (``shard_bounds``), its mean weighted by its share."""
+    from iclr25.distributed_torch import shard_bounds
+
+    def loss_in_halves(idx, x):
+        shares = [shard_bounds(len(idx), rank, 2) for rank in range(2)]
+        return sum(loss_of(idx[a:b], x) * ((b - a) / len(idx)) for a, b in shares)
+
+    return loss_in_halves
+
+
+def _adam_then_lbfgs_as_two_ranks(model, loss_of, cfg, n: int, dim: int = 1) -> float:
+    """The one-process reference for data-parallel L-BFGS: the core's Adam phase as one
+    process runs it, then its L-BFGS phase on the loss summed as 2 ranks sum it."""
+    from dataclasses import replace
+
+    from iclr25.core.pi_dion import train
+
+    train._fit(model, loss_of, replace(cfg, lbfgs_steps=0), n, 0, dim=dim)
+    return train._lbfgs(model, _as_two_ranks_sum(loss_of), cfg, n, dim)
+
+
+@pytest.mark.slow  # two torch processes, each building the 2-D prior operators: about a minute
+def test_pi_dion_2d_script_two_processes_follow_one(tmp_path):
+    """``train_pi_dion.py --dim 2`` at a tiny size (15 instances, split 8 + 7; 10 Adam steps,
+    3 L-BFGS iterations) under torchrun, against one process computed here.
+
+    - Adam: every step's loss within a relative 1e-5 of the plain one-process run (the
+      same core function; 1.2e-7 measured when written).
+    - L-BFGS is chaotic in float32 summation order here: after 3 iterations the plain one
+      process ends at 0.414, while one process whose L-BFGS sums the batch as the two
+      ranks do (two weighted shares, :func:`_adam_then_lbfgs_as_two_ranks`) ends at
+      0.8856, as the 2-process run does (bit for bit when written). The final loss is
+      held to that reference within a relative 1e-4, and the weights too, through the
+      written file: it loads in this process and predicts f on 20 held-out instances as
+      the reference model does within an absolute 1e-4 (|f| up to 0.19; 1.9e-7 measured).
+      The script itself fails when the ranks' parameters differ in any bit after L-BFGS."""
+    import numpy as np
+    import torch
+
+    from iclr25.commands.pi_dion import COLLOCATION_2D
+    from iclr25.core.pi_dion import bayes2d, compare2d, train, train2d
+    from iclr25.core.pi_dion.problem import Problem
+    from iclr25.threads import small_problem_threads
+
+    out, log = tmp_path / "two" / "m.safetensors", tmp_path / "two.json"
+    script = str(REPO / "scripts" / "train_pi_dion.py")
+    size = ["--dim", "2", "--steps", "10", "--lbfgs-steps", "3", "--n-train", "15"]
+    run = _run(*TORCHRUN, script, *size, "--out", str(out), "--loss-log", str(log))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count('"sha256"') == 1  # rank 1 printed nothing
+    train_log = json.loads((out.parent / "train_log_2d.json").read_text())
+    assert train_log["distributed"] == {"world_size": 2, "backend": "gloo"}
+    two = json.loads(log.read_text())
+
+    p, layout = Problem(dim=2), bayes2d.Layout2D()
+    ops = compare2d.operators(p, layout)
+    data = compare2d.generate(p, layout, ops, 15, np.random.default_rng(0))
+    cfg = train.TrainConfig(steps=10, batch=15, lbfgs_steps=3, collocation=COLLOCATION_2D)
+    one: list[float] = []
+    with torch.random.fork_rng(devices=[]), small_problem_threads():
+        _, final = train2d.train_pi_dion_2d(data.d, data.x, p.c, cfg, 0, on_loss=one.append)
+        ref = train2d._new_model(cfg, 16, p.c, 0)  # the reference: L-BFGS sums as the ranks do
+        d, z = train2d._row_major(data.d, data.x)
+        loss_of = train.label_free_loss(ref, d, z, p.c, cfg.w_res)
+        ref_final = _adam_then_lbfgs_as_two_ranks(ref, loss_of, cfg, 15, dim=2)
+    assert len(two["losses"]) == len(one) == 10
+    assert_close(two["losses"], one, rtol=1e-5, atol=0, what="Adam, 2 processes vs 1")
+    assert final < one[-1] and ref_final < one[-1]  # the L-BFGS iterations did something
+    assert_close(two["final_loss"], ref_final, rtol=1e-4, atol=0, what="after L-BFGS")
+    test = compare2d.generate(p, layout, ops, 20, np.random.default_rng(1))
+    f_ref = train2d.predict_2d(ref, test.d, test.x, test.pts)[1]
+    _pi_dion_held_out_check(
+        out, f_ref, lambda m: train2d.predict_2d(m, test.d, test.x, test.pts)[1], atol=1e-4
+    )
+
+
+def test_pi_dion_baselines_two_processes_follow_one(tmp_path):
+    """``train_pi_dion.py --baselines-only --baselines 7,10`` (30 Adam steps, 5 L-BFGS
+    iterations; shares 4 + 3 and 5 + 5 instances) under torchrun, one baseline after the
+    other, against one process computed here, as for the 2-D model: each baseline's Adam
+    losses within a relative 1e-5 of the plain one-process run (1.9e-7 measured when
+    written); its loss after L-BFGS within a relative 1e-4 of the reference whose L-BFGS
+    sums as the two ranks do (8.4e-7 measured); its file, written by rank 0 alone beside
+    the log, loads in this process and predicts f on 20 held-out instances as that
+    reference does within an absolute 1e-3 (|f| up to 2.8; 2.9e-5 measured)."""
+    import numpy as np
+    import torch
+
+    from iclr25.core.pi_dion import problem, train
+    from iclr25.threads import small_problem_threads
+
+    out, log = tmp_path / "two" / "m.safetensors", tmp_path / "two.json"
+    script = str(REPO / "scripts" / "train_pi_dion.py")
+    size = ["--baselines-only", "--baselines", "7,10", "--steps", "30", "--lbfgs-steps", "5"]
+    run = _run(*TORCHRUN, script, *size, "--n-train", "64", "--out", str(out),
+               "--loss-log", str(log))  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count("supervised N = ") == 2  # one line per baseline: rank 0's
+    baselines_log = json.loads((out.parent / "baselines_log.json").read_text())
+    assert baselines_log["distributed"] == {"world_size": 2, "backend": "gloo"}
+    assert not out.exists()  # --baselines-only leaves the PI-DION file alone
+    two = json.loads(log.read_text())["baselines"]
+
+    p = problem.Problem()
+    data = problem.generate(p, 64, np.random.default_rng(0), problem.operators(p))
+    test = problem.generate(p, 20, np.random.default_rng(1), problem.operators(p))
+    grid = torch.as_tensor(data.grid, dtype=train.DTYPE)
+    cfg = train.TrainConfig(steps=30, batch=64, lbfgs_steps=5)
+    for n in (7, 10):
+        d, f = (torch.as_tensor(a[:n], dtype=train.DTYPE) for a in (data.d, data.f))
+        one: list[float] = []
+        with torch.random.fork_rng(devices=[]), small_problem_threads():
+            train.train_supervised(data.d[:n], data.f[:n], data.grid, p.c, cfg, 0,
+                                   on_loss=one.append)  # fmt: skip
+            ref = train._new_model(cfg, d.shape[1], p.c, 0)  # L-BFGS sums as the ranks do
+            loss_of = train.supervised_loss(ref, d, f, grid)
+            ref_final = _adam_then_lbfgs_as_two_ranks(ref, loss_of, cfg, n)
+        losses = two[str(n)]["losses"]
+        assert len(losses) == len(one) == 30
+        assert_close(losses, one, rtol=1e-5, atol=0, what=f"N = {n}, Adam")
+        assert ref_final < one[-1]  # the L-BFGS iterations did something
+        assert_close(two[str(n)]["final_loss"], ref_final, rtol=1e-4, atol=0, what=f"N = {n}")
+        f_ref = train.predict(ref, test.d, test.grid)[1]
+        path = out.parent / f"supervised_rd1d_N{n}.safetensors"
+        _pi_dion_held_out_check(
+            path, f_ref, lambda m: train.predict(m, test.d, test.grid)[1], atol=1e-3
+        )
+
+
+def test_pn_gail_expert_script_two_processes_stay_in_step(tmp_path):
+    """``scripts/train_pn_gail_expert.py`` (SB3's SAC, which has no DDP) for 150 steps
+    (50 gradient steps after SB3's 100 random ones; batch 256 = 128 + 128) under torchrun.
+    A 2-process SAC is not step-identical to one process (each rank steps its own
+    environment: twice the experience), so what is checked is what the design promises:
+    the two ranks saw different transitions (their replay buffers' sha256 differ) yet hold
+    bit-identical parameters (actor, critics, targets, log α: the same sha256), which fails
+    without the gradient averaging (tried: the script then stops with "diverged"); rank 1
+    printed and wrote nothing; the actor rank 0 wrote loads in this process and scores
+    exactly the mean return rank 0 logged. A 150-step actor misses the −200 target, so the
+    script exits 1 and says so once."""
+    import numpy as np
+
+    from iclr25.core.pn_gail import pendulum
+    from iclr25.core.pn_gail.expert import load_expert
+
+    out = tmp_path / "two" / "expert.safetensors"
+    script = str(REPO / "scripts" / "train_pn_gail_expert.py")
+    run = _run(*TORCHRUN, script, "--steps", "150", "--out", str(out))
+    assert run.returncode == 1 and "diverged" not in run.stderr, run.stderr[-3000:]
+    assert run.stdout.count('"sha256"') == 1  # rank 1 printed nothing
+    assert run.stderr.count("expert mean return") == 1
+    assert sorted(p.name for p in out.parent.iterdir()) == ["expert.safetensors",
+                                                           "expert_log.json"]  # fmt: skip
+    log = json.loads((out.parent / "expert_log.json").read_text())
+    assert log["distributed"] == {"world_size": 2, "backend": "gloo"}
+    ranks = log["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1] and ranks[0]["seed"] == 0 != ranks[1]["seed"]
+    assert ranks[0]["replay_sha256"] != ranks[1]["replay_sha256"]
+    assert ranks[0]["parameters_sha256"] == ranks[1]["parameters_sha256"]
+
+    expert = load_expert(out)
+    assert expert.metadata["processes"] == "2" and expert.metadata["seed"] == "0"
+    starts = pendulum.initial_states(64, np.random.default_rng(20250101))
+    assert float(pendulum.rollout_returns(expert, starts).mean()) == log["return_mean"]

@@ -181,7 +181,10 @@ def label_free_loss(model, data: torch.Tensor, z: torch.Tensor, c: float, w_res:
 
 
 def supervised_loss(model, data: torch.Tensor, target: torch.Tensor, x: torch.Tensor):
-    """The supervised reference's loss: MSE on f at the points ``x``, scaled by (F s_i)²."""
+    """The supervised reference's loss: MSE on f at the points ``x``, scaled by (F s_i)².
+    The u branch takes no part in it and is frozen (its gradient would be None anyway, so
+    one process trains as before; DDP must not wait for a gradient that never comes)."""
+    model.branch_u.requires_grad_(False)
     scale2 = data.pow(2).mean(1, keepdim=True) * model.config.f_scale**2
 
     def loss_of(idx, _x):
@@ -200,14 +203,15 @@ def train_supervised(
     seed: int,
     progress=None,
     on_loss=None,
+    group=None,
 ) -> tuple[PIDION, float]:
-    """DeepONet on N labelled pairs (d_i, f_i on ``grid``): MSE on f only; ``on_loss`` gets
-    every Adam step's batch loss."""
+    """DeepONet on N labelled pairs (d_i, f_i on ``grid``): MSE on f only. ``group``,
+    ``on_loss``: as for :func:`_fit` (data-parallel over the N instances under torchrun)."""
     model = _new_model(cfg, d.shape[1], c, seed)
     data = torch.as_tensor(d, dtype=DTYPE)
     target = torch.as_tensor(f, dtype=DTYPE)
     loss_of = supervised_loss(model, data, target, torch.as_tensor(grid, dtype=DTYPE))
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, group, on_loss)
 
 
 LOSS_EVERY = 100  # a training-loss curve keeps every 100th Adam step's batch loss

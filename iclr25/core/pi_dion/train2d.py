@@ -70,13 +70,15 @@ def train_pi_dion_2d(
     seed: int,
     progress=None,
     on_loss=None,
+    group=None,
 ) -> tuple[PIDION2D, float]:
-    """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m, 2);
-    ``on_loss`` gets every Adam step's batch loss."""
+    """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m, 2).
+    ``group``, ``on_loss``: as for :func:`.train._fit` (data-parallel under torchrun: each
+    rank's share of the instances, the same collocation points; Adam and L-BFGS)."""
     model = _new_model(cfg, side_of(sensors), c, seed)
     data, z = _row_major(d, sensors)
     loss_of = label_free_loss(model, data, z, c, cfg.w_res)
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss, dim=2)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, group, on_loss, dim=2)
 
 
 def train_supervised_2d(
@@ -89,13 +91,15 @@ def train_supervised_2d(
     seed: int,
     progress=None,
     on_loss=None,
+    group=None,
 ) -> tuple[PIDION2D, float]:
-    """CNN DeepONet on N labelled pairs (d_i, f_i at ``pts`` (G, 2)): MSE on f only."""
+    """CNN DeepONet on N labelled pairs (d_i, f_i at ``pts`` (G, 2)): MSE on f only;
+    ``group``, ``on_loss`` as for :func:`train_pi_dion_2d`."""
     model = _new_model(cfg, side_of(sensors), c, seed)
     data, _ = _row_major(d, sensors)
     target = torch.as_tensor(f, dtype=DTYPE)
     loss_of = supervised_loss(model, data, target, torch.as_tensor(pts, dtype=DTYPE))
-    return model, _fit(model, loss_of, cfg, len(d), seed, progress, on_loss=on_loss, dim=2)
+    return model, _fit(model, loss_of, cfg, len(d), seed, progress, group, on_loss, dim=2)
 
 
 @torch.no_grad()

@@ -96,6 +96,13 @@ def test_bad_baseline_lists_are_refused(text, needle):
         _script().parse_baselines(args)
 
 
+def test_data_parallel_baselines_need_an_instance_per_process():
+    args = SimpleNamespace(baselines="1,10", baselines_only=False, n_train=1000)
+    with pytest.raises(ValueError, match=r"every N must be in 2\.\.--n-train .* 2 processes"):
+        _script().parse_baselines(args, world_size=2)
+    assert _script().parse_baselines(args, world_size=1) == [1, 10]
+
+
 def test_baseline_lists():
     parse = _script().parse_baselines
     assert parse(SimpleNamespace(baselines=None, baselines_only=False, n_train=1000)) == []
