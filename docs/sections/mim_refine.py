@@ -70,7 +70,8 @@ def render_headline(sources) -> str:
     size_line = (
         f"Size run: {b['steps_per_arm']} steps per arm ({b['head_only_steps']} heads-only), "
         f"batch {b['batch_size']}, {b['n_train']} train / {b['n_test']} test images = "
-        f"{num(b['epochs'])} epochs per arm, {run['seeds']} seeds, {run['workers']} worker. "
+        f"{num(b['epochs'])} epochs per arm, {run['seeds']} seeds, "
+        f"{run['workers']} worker{'s' if run['workers'] != 1 else ''}. "
         f"Issue 25 asks for ≥ {issue['epochs_per_arm_min']} epochs per arm on "
         f"{num(issue['n_train'])} training images and ≥ {issue['seeds_min']} seeds: "
         + ("met." if sizing["meets_issue_size"] else f"**not met** ({sizing['why']}).")
