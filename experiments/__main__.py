@@ -13,8 +13,19 @@ from iclr25 import atomic
 from iclr25.provenance import provenance
 
 
+def _with_finish(started: dict) -> dict:
+    """``started`` plus ``git_at_finish`` when HEAD or the tree changed during the run."""
+    from iclr25.provenance import git_state
+
+    finished = git_state()
+    return started if finished == started["git"] else {**started, "git_at_finish": finished}
+
+
 def run_study(name: str, study: Study) -> dict:
     argv = [*study.args, "--json", "--quiet", "--seed", str(study.seed)]
+    # provenance of the code the run *started* from (a commit made while a long study runs
+    # must not be credited with its result); a change of HEAD meanwhile is recorded apart
+    started = provenance(["iclr25", *argv], [study.seed])
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "iclr25", *argv],
@@ -30,7 +41,7 @@ def run_study(name: str, study: Study) -> dict:
         "schema": SCHEMA,
         "name": name,
         "about": study.about,
-        "provenance": provenance(["iclr25", *argv], [study.seed]),
+        "provenance": _with_finish(started),
         "seconds": seconds,
         "stderr": proc.stderr.splitlines()[-50:],
         "document": json.loads(proc.stdout),

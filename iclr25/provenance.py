@@ -119,6 +119,9 @@ def describe(block: dict) -> str:
     """One line for docs: ``commit abc1234, 2026-12-01, 2× Intel Xeon …, no GPU``."""
     git = block.get("git") or {}
     commit = (git.get("commit") or "unknown")[:7] + ("+dirty" if git.get("dirty") else "")
+    end = block.get("git_at_finish")  # a study during which HEAD moved (experiments runner)
+    if end:
+        commit += f" (HEAD at finish {(end.get('commit') or 'unknown')[:7]})"
     date = (block.get("date") or "?")[:10]
     m = block.get("machine") or {}
     gpu = ", ".join(g["name"] for g in m.get("gpus") or []) or "no GPU"
