@@ -219,7 +219,11 @@ def bench_extraction(report: Report) -> None:
     same = bool(np.allclose(np.stack(per()), one(), atol=1e-5))
     timed = report.time("extraction", {"one_pass": one, "per_block": per}, statistic="cpu_median_s")
     report.check(
-        "extraction_speedup_one_pass", timed.ratio("per_block", "one_pass"), comparable=same
+        "extraction_speedup_one_pass",
+        timed.ratio("per_block", "one_pass"),
+        comparable=same,
+        interval=cpu_ratio_interval(timed, "per_block", "one_pass"),
+        note="median CPU-time ratio; interval: bootstrap of the per-round ratios",
     )
 
 
