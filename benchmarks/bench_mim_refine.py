@@ -18,13 +18,13 @@ per-round ratios (the sides of one interleaved round form a pair). The untimed c
 collects the predictions is each side's warm-up call.
 
 Sizes actually run (``SIZES``): each block's problem at the issue's size (bank 50 000 ×
-384, 10 000 queries, k 10) and 2000 images for extraction, but 2 of the 12 blocks: one
-block at that size cost ≈ 5 / 21 / 6 CPU-s (11 / 66 / 14 s wall) for ours /
-scikit-learn / torch loop on the shared machine, so 12 blocks × 6 rounds (the
-predictions, five timed) would take ≈ 110 min of wall time, over what the round allows.
-Blocks are independent problems of the same size, so every side scales linearly in them
-and the ratios are those of the full problem; the result file records the sizes run next
-to the issue's. (``--quick``: 2 blocks, 5000 × 64, 1000 queries.)
+384, 10 000 queries, k 10) and 2000 images for extraction, but 2 of the 12 blocks. A run
+of 2 blocks took 10–13 min of wall time on the shared machine (one block: ≈ 5 / 19 / 7
+CPU-s for ours / scikit-learn / torch loop, 1.5–3× that in wall time); 12 blocks would
+take ≈ 1 h, more than the round allowed. Blocks are independent problems of the same
+size, so every side scales linearly in them and the ratios are those of the full problem;
+the result file records the sizes run next to the issue's. (``--quick``: 2 blocks,
+5000 × 64, 1000 queries.)
 
 GPU (``knn_speedup_gpu_kernel``): with CuPy and a CUDA device, the CuPy ``topk_cosine``
 kernel (GEMM + per-row top-k selection) plus the vote on the device against the same
