@@ -257,7 +257,8 @@ class Run:
         """Move warnings raised by libraries (``warnings.warn``) into ``self.warnings``."""
         while self.library_warnings:
             w = self.library_warnings.pop(0)
-            self.warn(f"{w.category.__name__}: {w.message}")
+            text = " ".join(str(w.message).split())  # one line, as the contract says
+            self.warn(f"{w.category.__name__}: {text}")
 
     # -- progress and timing ---------------------------------------------------------
     @contextlib.contextmanager

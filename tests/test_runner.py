@@ -30,6 +30,8 @@ def make_app() -> typer.Typer:
         if n == 7:
             warnings.warn("library says hi", UserWarning, stacklevel=1)
             run.warn("seven is a lot")
+        if n == 8:
+            warnings.warn("a library warning\non two lines", UserWarning, stacklevel=1)
         if n == 42:
             path = run.artifact_path("partial.txt")
             if path is not None:
@@ -106,6 +108,13 @@ def test_warnings_land_in_json():
     doc = json.loads(invoke("draw", "--n", "7", "--json").stdout)
     assert "seven is a lot" in doc["warnings"]
     assert any("library says hi" in w for w in doc["warnings"])
+
+
+def test_a_multi_line_library_warning_is_one_stderr_line():
+    result = invoke("draw", "--n", "8")
+    assert result.exit_code == 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Warning: ")]
+    assert lines == ["Warning: UserWarning: a library warning on two lines"]
 
 
 def test_out_dir_refused_before_work_starts(tmp_path: Path):

@@ -105,6 +105,7 @@ def profile(
     run: Run,
 ) -> None:
     """k-NN accuracy of every block's CLS/mean token; is the best block before the last?"""
+    from iclr25.core.mim_refine.data import stratified_split
     from iclr25.core.mim_refine.encoder import check_pooling, extract_blocks
     from iclr25.core.mim_refine.knn import check_knn_args
     from iclr25.core.mim_refine.profile import ProfileConfig, profile_features
@@ -112,7 +113,8 @@ def profile(
     with run.timer("load_s"):
         enc, (x_tr, y_tr), (x_te, y_te), described = _load(model, data, n_train, n_test, run.seed)
     check_pooling(enc, pooling)
-    check_knn_args(k, tau, int(0.8 * len(y_tr)))  # the validation bank is 80 % of train
+    fit_idx, _ = stratified_split(y_tr, 0.2, run.seed)  # the validation bank, as profile's
+    check_knn_args(k, tau, len(fit_idx))  # smaller than the test bank (all of train)
     with run.timer("extract_s"):
         f_tr, f_te = extract_blocks(enc, x_tr, pooling), extract_blocks(enc, x_te, pooling)
     cfg = ProfileConfig(pooling, k, tau, probe, run.seed, device=run.device.kind)

@@ -20,10 +20,33 @@ def folders(tmp_path_factory):
         "depth=3, num_heads=2, num_classes=0); "
         "m = timm.create_model('vit_tiny_patch16_224', pretrained=False, **a); "
         "m.pretrained_cfg = {**m.pretrained_cfg, 'input_size': (3, 16, 16)}; "
-        "timm.models.save_for_hf(m, sys.argv[1], model_args=a)"
+        "timm.models.save_for_hf(m, sys.argv[1], model_args=a); "
+        "a = {**a, 'class_token': False, 'global_pool': 'avg'}; "
+        "m = timm.create_model('vit_tiny_patch16_224', pretrained=False, **a); "
+        "m.pretrained_cfg = {**m.pretrained_cfg, 'input_size': (3, 16, 16)}; "
+        "timm.models.save_for_hf(m, sys.argv[2], model_args=a)"
     )
-    subprocess.run([sys.executable, "-c", code, str(root / "vit")], check=True)
+    subprocess.run([sys.executable, "-c", code, root / "vit", root / "vit_nocls"], check=True)
     return root
+
+
+def image_folders(root):
+    """ImageFolders with one bad property each: one class, a class with one image, two
+    unreadable images (10 classes × 2 textures otherwise)."""
+    from iclr25.core.mim_refine.data import Split, write_image_folder
+    from iclr25.core.mim_refine.textures import CLASSES, make_textures
+
+    images, labels = make_textures(20, seed=1)
+    for name in ("one_class", "one_image", "broken"):
+        write_image_folder(root / name, Split(images, labels, CLASSES))
+    for cls in CLASSES[1:]:
+        for path in (root / "one_class" / cls).glob("*.png"):
+            path.unlink()
+    next((root / "one_image" / "dots").glob("*.png")).unlink()
+    broken = sorted((root / "broken").rglob("*.png"))[:2]
+    for path in broken:
+        path.write_bytes(b"not a png")
+    return broken[0]
 
 
 @pytest.mark.slow  # > 10 s: run by `make test-slow`
@@ -56,23 +79,75 @@ def test_knn_on_feature_files_and_its_bad_input(cli, tmp_path):
              "--json")  # fmt: skip
     assert ok.returncode == 0, ok
     assert ok.json()["results"]["accuracy"] > 0.9 and ok.json()["results"]["n_test"] == 30
-    # the other bad inputs (no labels, NaN, k, tau) are tested in tests/core/mim_refine
-    bad = cli("mim-refine", "knn", "--train", tmp_path / "a.npz", "--test", tmp_path / "d5.npz")
-    assert bad.returncode == 2 and "same model and block" in error_line(bad.stderr)
+    np.savez(tmp_path / "nolabels.npz", features=feats)
+    np.savez(tmp_path / "nan.npz", features=np.where(feats > 3, np.nan, feats), labels=labels)
+    (tmp_path / "text.npz").write_text("not an npz")
+    a, b = ("--train", tmp_path / "a.npz"), ("--test", tmp_path / "b.npz")
+    cases = [
+        (("--train", tmp_path / "a.npz", "--test", tmp_path / "d5.npz"), "same model and block"),
+        (("--train", tmp_path / "nolabels.npz", *b), "labels=(N,) ints"),
+        ((*a, "--test", tmp_path / "nan.npz"), "drop or fix them"),
+        ((*a, "--test", tmp_path / "text.npz"), "pass an NPZ file"),
+        ((*a, *b, "--k", "0"), "pick 1 ≤ k ≤ bank"),
+        ((*a, *b, "--k", "61"), "pick 1 ≤ k ≤ bank"),  # the bank holds 60
+        ((*a, *b, "--tau", "0"), "e.g. --tau 0.07"),
+        ((*a, *b, "--tau", "-1"), "e.g. --tau 0.07"),
+    ]
+    out = tmp_path / "out"
+    for args, fix in cases:
+        bad = cli("mim-refine", "knn", *args, "--out", out)
+        assert bad.returncode == 2, (args, bad)
+        assert fix in error_line(bad.stderr), args
+        assert not out.exists(), args
 
 
 @pytest.mark.slow  # > 10 s: run by `make test-slow`
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli, folders, tmp_path):
-    save = tmp_path / "refined"
+    """The issue's bad-input list (the k-NN feature files: the test above)."""
+    save, out = tmp_path / "refined", tmp_path / "out"
+    first_broken = image_folders(tmp_path)
+    vit = ("--model", folders / "vit")
+    refine = ("refine", *vit, "--save", save)
     cases = [
         (("profile", "--model", tmp_path), "timm save_for_hf folder"),
-        (("refine", "--model", folders / "vit", "--save", save, "--heads", "2,2"), "once"),
+        (("profile", "--model", folders / "vit_nocls", "--pooling", "cls"), "--pooling mean"),
+        (("profile", *vit, "--data", tmp_path / "one_class"), "at least two classes"),
+        (("profile", *vit, "--data", tmp_path / "one_image"), "at least 2 images"),
+        (
+            ("profile", *vit, "--data", tmp_path / "broken"),
+            f"2 unreadable image(s) under {tmp_path / 'broken'}, first: {first_broken}",
+        ),  # fmt: skip
+        (("profile", *vit, "--k", "0"), "pick 1 ≤ k ≤ bank"),
+        (("profile", *vit, "--k", "31"), "outside 1..30"),  # validation bank: 3 per class
+        (("profile", *vit, "--tau", "0"), "e.g. --tau 0.07"),
+        ((*refine, "--heads", "0,2"), "e.g. --heads auto"),
+        ((*refine, "--heads", "4"), "e.g. --heads auto"),  # depth 3
+        ((*refine, "--heads", "2,2"), "once"),
+        ((*refine, "--tau", "0"), "e.g. --tau 0.2"),
+        ((*refine, "--queue", "31", "--batch-size", "8"), "use --queue ≥ 32"),
         (("experiment", "--seeds", "1"), "use --seeds 3"),
     ]
     for args, fix in cases:
-        bad = cli("mim-refine", *args, "--n-train", "40", "--n-test", "20")
+        bad = cli("mim-refine", *args, "--n-train", "40", "--n-test", "20", "--out", out)
         assert bad.returncode == 2, (args, bad)
         assert fix in error_line(bad.stderr), args
+        assert not save.exists() and not out.exists(), args
+    save.mkdir()
+    (save / "keep.txt").write_text("mine")
+    bad = cli("mim-refine", *refine, "--n-train", "40", "--n-test", "20")
+    assert bad.returncode == 2 and "--overwrite" in error_line(bad.stderr)
+    assert [p.name for p in save.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.slow  # a CLI start plus a few training steps
+def test_a_nan_loss_exits_1_and_saves_nothing(cli, folders, tmp_path):
+    save = tmp_path / "refined"
+    args = ("mim-refine", "refine", "--model", folders / "vit", "--save", save, "--lr", "1e30",
+            "--head-steps", "4", "--steps", "2", "--batch-size", "8", "--queue", "32",
+            "--topk", "3", "--n-train", "40", "--n-test", "20")  # fmt: skip
+    bad = cli(*args)
+    assert bad.returncode == 1, bad
+    assert "lower --lr" in error_line(bad.stderr)
     assert not save.exists()
 
 

@@ -58,30 +58,79 @@ def standardise(bank: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.n
     return bank, queries
 
 
-def topk_cosine_cpu(bank, queries, k: int, chunk: int = 512):
-    """Top-k inner products of unit rows: ``(sims (Q, k), index (Q, k))``, descending.
+GROUP = 32  # bank columns per group of the top-k pre-selection (measured best of 16..128)
 
-    Per block of ``chunk`` queries: one float32 GEMM (numpy's BLAS, written into one
-    reused (chunk × N) buffer, so no fresh pages per block) and ``torch.topk`` on that
-    buffer without a copy; the full (Q × N) similarity matrix never exists. Accepts numpy
-    arrays or CPU tensors. (numpy's OpenBLAS sgemm measured ≈ 12 % faster than torch's
-    on this shape here, and the reused buffer saves the page faults of a new block.)
+
+def topk_rows_sorted(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of each row of ``scores`` (c, N) by a full stable sort: ``(values, columns)``
+    (c, k), descending, ties → smaller column, NaN last. The definition
+    :func:`topk_rows` is tested against, and its path for small or non-finite blocks."""
+    keyed = np.where(np.isnan(scores), -np.inf, scores)
+    order = np.argsort(-keyed, axis=1, kind="stable")[:, :k]  # (c, k)
+    return np.take_along_axis(scores, order, 1), order
+
+
+def topk_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of each row of ``scores`` (c, N), the same answer as :func:`topk_rows_sorted`.
+
+    1. group maxima: column j of a row belongs to group ``j mod m`` (m = N // GROUP; the
+       last N − m·GROUP columns are candidates of their own): a max over GROUP strided
+       slices, one vectorised pass;
+    2. threshold t = the k-th largest group maximum: k groups hold an entry ≥ t, so the
+       k-th largest entry is ≥ t and every top-k entry (ties included) is ≥ t;
+    3. candidates: the entries ≥ t of the groups whose maximum is ≥ t, plus the tail;
+    4. sort the candidates by (row, −value, column) and keep each row's first k.
     """
+    c, n = scores.shape
+    m = n // GROUP
+    if m < 2 * k:
+        return topk_rows_sorted(scores, k)
+    main = m * GROUP
+    maxima = scores[:, :main].reshape(c, GROUP, m).max(axis=1)  # (c, m)
+    if not np.isfinite(maxima).all():
+        return topk_rows_sorted(scores, k)
     import torch
 
+    t = torch.topk(torch.from_numpy(maxima), k, dim=1, sorted=False).values.min(1).values
+    t = t.numpy()  # (c,), 2.
+    rows, groups = np.nonzero(maxima >= t[:, None])  # (p,), (p,): ≥ k per row
+    cols = (groups[:, None] + m * np.arange(GROUP)).ravel()  # (p·GROUP,)
+    rows = np.repeat(rows, GROUP)
+    if main < n:  # the tail columns of every row
+        rows = np.concatenate([rows, np.repeat(np.arange(c), n - main)])
+        cols = np.concatenate([cols, np.tile(np.arange(main, n), c)])
+    vals = scores[rows, cols]
+    keep = vals >= t[rows]  # 3.
+    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    order = np.lexsort((cols, -vals, rows))  # 4.
+    counts = np.bincount(rows, minlength=c)  # (c,), each ≥ k
+    starts = np.cumsum(counts) - counts
+    pick = order[starts[:, None] + np.arange(k)]  # (c, k)
+    return vals[pick], cols[pick]
+
+
+def topk_cosine_cpu(bank, queries, k: int, chunk: int = 512):
+    """Top-k inner products of unit rows: ``(sims (Q, k), index (Q, k))``, descending,
+    ties → smaller bank index.
+
+    Per block of ``chunk`` queries: one float32 GEMM (numpy's BLAS, written into one
+    reused (chunk × N) buffer, so no fresh pages per block) and :func:`topk_rows` on that
+    buffer; the full (Q × N) similarity matrix never exists. Accepts numpy arrays or CPU
+    tensors. (numpy's OpenBLAS sgemm measured ≈ 12 % faster than torch's on this shape
+    here; :func:`topk_rows` ≈ 2× faster than ``torch.topk`` on a (512 × 50 000) block.)
+    """
     bank = np.asarray(bank, dtype=np.float32)  # (N, D)
     queries = np.asarray(queries, dtype=np.float32)  # (Q, D)
     n = len(queries)
-    sims = torch.empty((n, k), dtype=torch.float32)
-    index = torch.empty((n, k), dtype=torch.int64)
+    sims = np.empty((n, k), dtype=np.float32)
+    index = np.empty((n, k), dtype=np.int64)
     buffer = np.empty((min(chunk, n), len(bank)), dtype=np.float32)
     for start in range(0, n, chunk):
         block = queries[start : start + chunk]
         out = buffer[: len(block)]
         np.matmul(block, bank.T, out=out)  # (chunk, N)
-        top = torch.topk(torch.from_numpy(out), k, dim=1, largest=True, sorted=True)
-        sims[start : start + len(block)], index[start : start + len(block)] = top
-    return sims.numpy(), index.numpy()
+        sims[start : start + len(block)], index[start : start + len(block)] = topk_rows(out, k)
+    return sims, index
 
 
 def search(bank_u, query_u, k: int, cfg: KnnConfig):
@@ -100,9 +149,9 @@ def search(bank_u, query_u, k: int, cfg: KnnConfig):
 def vote(sims: np.ndarray, neighbour_labels: np.ndarray, n_classes: int, tau: float):
     """Step 4: (Q, k) similarities and labels → predicted class per query (ties → smaller)."""
     weights = np.exp(sims.astype(np.float64) / tau)  # (Q, k)
-    scores = np.zeros((len(sims), n_classes))
-    np.add.at(scores, (np.arange(len(sims))[:, None], neighbour_labels), weights)
-    return scores.argmax(1)  # first maximum = smaller class id
+    slots = np.arange(len(sims))[:, None] * n_classes + neighbour_labels  # (Q, k) in Q·C
+    scores = np.bincount(slots.ravel(), weights.ravel(), minlength=len(sims) * n_classes)
+    return scores.reshape(len(sims), n_classes).argmax(1)  # first maximum = smaller class id
 
 
 def knn_predict(bank, bank_labels, queries, cfg: KnnConfig = KnnConfig()) -> np.ndarray:

@@ -199,17 +199,18 @@ def refine(
                 for g, lr in zip(opt.param_groups, base, strict=True):
                     g["lr"] = lr * schedule(i, n_steps)
                 loss = refiner.step_loss(images, offset + i, topk, encoder_grad)
+                value = float(loss.detach())  # float() of a tensor that needs grad warns
                 if not torch.isfinite(loss):
                     raise RunFailure(
-                        f"the NNA loss became {loss.item()} at step {offset + i}",
+                        f"the NNA loss became {value} at step {offset + i}",
                         "lower --lr or raise --tau",
                     )
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-                losses.append(float(loss.detach()))
+                losses.append(value)
                 if on_step is not None:
-                    on_step(offset + i, cfg.head_steps + cfg.steps, float(loss))
+                    on_step(offset + i, cfg.head_steps + cfg.steps, value)
             offset += n_steps
     finally:
         refiner.close()

@@ -6,13 +6,19 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from iclr25.core.mim_refine.knn import (
+    GROUP,
     KnnConfig,
     check_feature_pair,
     knn_predict,
     standardise,
     topk_cosine_cpu,
+    topk_rows,
+    topk_rows_sorted,
+    vote,
 )
 from iclr25.errors import InputError, UsageError
 from iclr25.testing import assert_close
@@ -71,6 +77,63 @@ def test_matches_a_float64_transcription_of_the_repository_formula(k, tau):
     np.testing.assert_array_equal(ours, repo_knn_float64(train_x, train_y, test_x, k, tau))
 
 
+def test_fast_path_matches_the_float64_transcription_on_a_bank_past_the_group_cut():
+    """A bank large enough (≥ 2·k·GROUP rows) for the group pre-selection of topk_rows."""
+    rng = np.random.default_rng(11)
+    n = 2 * 10 * GROUP + 37  # a partial last group too
+    train_x = rng.normal(size=(n, 24)) * rng.uniform(0.2, 3, size=24)
+    train_y = rng.integers(0, 7, size=n)
+    train_x[np.arange(n), train_y] += 2.0
+    test_x = rng.normal(size=(150, 24)) * 1.5
+    ours = knn_predict(train_x, train_y, test_x, KnnConfig(10, 0.07, chunk=64))
+    np.testing.assert_array_equal(ours, repo_knn_float64(train_x, train_y, test_x, 10, 0.07))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 9),
+    cols=st.integers(1, 3 * 2 * 8 * GROUP),
+    k=st.integers(1, 8),
+    levels=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_topk_rows_equals_a_stable_full_sort_even_with_many_ties(rows, cols, k, levels, seed):
+    """Scores from a handful of levels: ties everywhere, the answer is still (value desc,
+    column asc); shapes below, at and past the group cut, with and without a tail."""
+    k = min(k, cols)
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, levels, size=(rows, cols)).astype(np.float32)
+    vals, index = topk_rows(scores, k)
+    want_vals, want_index = topk_rows_sorted(scores, k)
+    np.testing.assert_array_equal(index, want_index)
+    np.testing.assert_array_equal(vals, want_vals)
+    order = np.lexsort((np.arange(cols)[None].repeat(rows, 0), -scores), axis=1)[:, :k]
+    np.testing.assert_array_equal(index, order)  # the definition, independently of both
+
+
+def test_topk_rows_puts_nan_last():
+    scores = np.zeros((2, 4 * 2 * GROUP), dtype=np.float32)
+    scores[0, 5], scores[0, 9], scores[1, 3] = np.nan, 2.0, 1.0
+    vals, index = topk_rows(scores, 3)
+    np.testing.assert_array_equal(index, [[9, 0, 1], [3, 0, 1]])
+    assert not np.isnan(vals).any()
+
+
+def test_vote_against_a_loop_and_its_tie_rule():
+    rng = np.random.default_rng(5)
+    sims = rng.uniform(-1, 1, size=(40, 6)).astype(np.float32)
+    labels = rng.integers(0, 4, size=(40, 6))
+    want = []
+    for s, y in zip(sims, labels, strict=True):
+        scores = np.zeros(4)
+        for v, c in zip(s, y, strict=True):
+            scores[c] += math.exp(float(v) / 0.1)
+        want.append(int(np.argmax(scores)))
+    np.testing.assert_array_equal(vote(sims, labels, 4, 0.1), want)
+    # equal weights on classes 3 and 1 → the smaller id; an unused class 0 scores 0
+    assert vote(np.array([[0.5, 0.5]]), np.array([[3, 1]]), 4, 0.07)[0] == 1
+
+
 def test_topk_cosine_matches_a_full_sort_with_odd_chunks():
     rng = np.random.default_rng(3)
     bank, queries = standardise(rng.normal(size=(97, 5)), rng.normal(size=(13, 5)))
@@ -79,6 +142,15 @@ def test_topk_cosine_matches_a_full_sort_with_odd_chunks():
     order = np.argsort(-full, axis=1)[:, :6]
     np.testing.assert_array_equal(index, order)
     assert_close(sims, np.take_along_axis(full, order, 1), rtol=1e-5, atol=1e-6)
+    # past the group cut (grouped pre-selection) with a tail group, and no queries at all
+    bank, queries = standardise(rng.normal(size=(1000, 7)), rng.normal(size=(23, 7)))
+    sims, index = topk_cosine_cpu(bank, queries, k=10, chunk=5)
+    full = queries.astype(np.float64) @ bank.T.astype(np.float64)
+    order = np.argsort(-full, axis=1)[:, :10]
+    np.testing.assert_array_equal(index, order)
+    assert_close(sims, np.take_along_axis(full, order, 1), rtol=1e-5, atol=1e-6)
+    sims, index = topk_cosine_cpu(bank, queries[:0], k=3)
+    assert sims.shape == index.shape == (0, 3)
 
 
 def test_bad_k_tau_and_feature_files_are_rejected():
