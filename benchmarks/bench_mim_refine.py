@@ -17,14 +17,12 @@ times are recorded next to them; the interval of each k-NN ratio is a bootstrap 
 per-round ratios (the sides of one interleaved round form a pair). The untimed call that
 collects the predictions is each side's warm-up call.
 
-Sizes actually run (``SIZES``): each block's problem at the issue's size (bank 50 000 ×
-384, 10 000 queries, k 10) and 2000 images for extraction, but 2 of the 12 blocks. A run
-of 2 blocks took 10–13 min of wall time on the shared machine (one block: ≈ 5 / 19 / 7
-CPU-s for ours / scikit-learn / torch loop, 1.5–3× that in wall time); 12 blocks would
-take ≈ 1 h, more than the round allowed. Blocks are independent problems of the same
-size, so every side scales linearly in them and the ratios are those of the full problem;
-the result file records the sizes run next to the issue's. (``--quick``: 2 blocks,
-5000 × 64, 1000 queries.)
+Sizes (``SIZES``): the issue's — 12 blocks, each a bank of 50 000 × 384 with 10 000
+queries, k 10, and 2000 images for extraction. One block costs ≈ 5 / 19 / 7 CPU-s for ours
+/ scikit-learn / torch loop, so a full run is ≈ 40 CPU-minutes (one thread; five timed
+rounds plus the warm-up call). The previous rounds ran 2 of the 12 blocks (blocks are
+independent problems of the same size, so the ratios carried over); the result file
+records the sizes run next to the issue's. (``--quick``: 2 blocks, 5000 × 64, 1000 queries.)
 
 GPU (``knn_speedup_gpu_kernel``): with CuPy and a CUDA device, the CuPy ``topk_cosine``
 kernel (GEMM + per-row top-k selection) plus the vote on the device against the same
@@ -48,7 +46,7 @@ TARGETS = {
 K, TAU = 10, 0.07
 ISSUE_SIZES = {"blocks": 12, "bank": 50_000, "queries": 10_000, "dim": 384, "images": 2000}
 #: what a full run measures (see the module docstring for why it is smaller than the issue)
-SIZES = {"blocks": 2, "bank": 50_000, "queries": 10_000, "dim": 384, "images": 2000}
+SIZES = ISSUE_SIZES
 QUICK_SIZES = {"blocks": 2, "bank": 5000, "queries": 1000, "dim": 64, "images": 500}
 
 
