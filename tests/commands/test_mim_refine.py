@@ -124,6 +124,8 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli, folders, tmp_pa
         ((*refine, "--heads", "4"), "e.g. --heads auto"),  # depth 3
         ((*refine, "--heads", "2,2"), "once"),
         ((*refine, "--tau", "0"), "e.g. --tau 0.2"),
+        ((*refine, "--lr", "0"), "e.g. --lr 1e-3"),
+        ((*refine, "--lr", "nan"), "e.g. --lr 1e-3"),
         ((*refine, "--queue", "31", "--batch-size", "8"), "use --queue ≥ 32"),
         (("experiment", "--seeds", "1"), "use --seeds 3"),
     ]

@@ -77,6 +77,8 @@ def check_refine_config(cfg: RefineConfig) -> None:
         raise UsageError(f"--topk {cfg.topk} is outside 1..{cfg.queue}", "e.g. --topk 20")
     if not cfg.tau > 0:
         raise UsageError(f"--tau {cfg.tau} must be > 0", "e.g. --tau 0.2")
+    if not 0 < cfg.lr < float("inf"):  # also rejects NaN
+        raise UsageError(f"--lr {cfg.lr} must be a positive number", "e.g. --lr 1e-3")
     if cfg.objective not in OBJECTIVES:
         raise UsageError(f"--objective {cfg.objective!r}", "use nna or nnclr")
     if cfg.batch_size < 2 or cfg.steps < 0 or cfg.head_steps < 0:
