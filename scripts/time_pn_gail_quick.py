@@ -1,6 +1,6 @@
 """Wall and CPU time of ``iclr25 pn-gail compare --quick``, before and after a change.
 
-    nice -n 5 python scripts/time_pn_gail_quick.py --before a1aca20 [--rounds 2]
+    nice -n 5 python scripts/time_pn_gail_quick.py --before a1aca20 [--after HEAD] [--rounds 2]
 
 Issue 23 asks for ``compare --quick`` (fixed point + GAIL vs PN-GAIL, one seed, 100k
 steps) to take ≤ 60 s on the 2-core machine. Each round runs the console command
@@ -8,13 +8,13 @@ steps) to take ≤ 60 s on the 2-core machine. Each round runs the console comma
     iclr25 pn-gail compare --quick --json --no-cache --quiet --seed 0 --workers N
 
 for every variant, in an order rotated every round (so no variant always runs first or
-last on a machine whose load drifts): the code of commit ``--before`` (extracted with
-``git archive`` into a temporary folder put first on ``PYTHONPATH``) and this checkout's,
-each with ``--workers 1`` (in-process) and ``--workers 2`` (GAIL and PN-GAIL in two
-processes). This process is made a child subreaper, so the CPU time counted (user + sys)
-includes the fork server and pool workers a run leaves behind. The machine is shared:
-the 1-minute load average before each run is recorded, wall times move with it, CPU
-times much less.
+last on a machine whose load drifts): the code of commit ``--before`` and of ``--after``
+(each extracted with ``git archive`` into a temporary folder put first on ``PYTHONPATH``;
+without ``--after``, this checkout as it is), each with ``--workers 1`` (in-process) and
+``--workers 2`` (GAIL and PN-GAIL in two processes). This process is made a child
+subreaper, so the CPU time counted (user + sys) includes the fork server and pool workers
+a run leaves behind. The machine is shared: the 1-minute load average before each run is
+recorded; wall times move with it, CPU times much less.
 
 Writes ``experiments/results/pn-gail-quick-timing.json``: provenance, per-run wall and
 CPU seconds, medians per variant, and each run's results fingerprint (GAIL's and
@@ -62,6 +62,14 @@ def reap_orphans() -> None:
             os.wait()
         except ChildProcessError:
             return
+
+
+def extract(commit: str, folder: Path) -> Path:
+    """The tree of ``commit`` in ``folder`` (``git archive``: tracked files only)."""
+    folder.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
 
 
 def fingerprint(doc: dict) -> dict:
@@ -114,6 +122,7 @@ def summarize(runs: dict) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="commit of the code before the change")
+    parser.add_argument("--after", default=None, help="commit after it (default: this checkout)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
@@ -121,12 +130,10 @@ def main() -> int:
     from iclr25.provenance import provenance
 
     counted = become_subreaper()
-    with tempfile.TemporaryDirectory(prefix="pn-gail-before-") as tmp:
-        archive = subprocess.run(
-            ["git", "archive", args.before], cwd=ROOT, capture_output=True, check=True
-        )
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        trees = {"before": Path(tmp), "after": ROOT}
+    with tempfile.TemporaryDirectory(prefix="pn-gail-timing-") as tmp:
+        trees = {"before": extract(args.before, Path(tmp) / "before"), "after": ROOT}
+        if args.after is not None:
+            trees["after"] = extract(args.after, Path(tmp) / "after")
         variants = [(f"{side}_workers{w}", trees[side], w) for side in trees for w in (1, 2)]
         runs: dict = {name: [] for name, _, _ in variants}
         for r in range(args.rounds):
@@ -148,6 +155,7 @@ def main() -> int:
         "provenance": provenance(seeds=[0]),
         "command": ["iclr25", *COMMAND, "--workers", "N"],
         "before_commit": args.before,
+        "after_commit": args.after or "this checkout",
         "rounds": args.rounds,
         "cpu_includes_workers": counted,
         "variants": summarize(runs),
