@@ -72,6 +72,11 @@ def extract(commit: str, folder: Path) -> Path:
     return folder
 
 
+def short_commit(name: str) -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", name], cwd=ROOT, capture_output=True)
+    return out.stdout.decode().strip() or name
+
+
 def fingerprint(doc: dict) -> dict:
     res = doc["results"]
     methods = res["settings"]["dominated"]["methods"]
@@ -154,8 +159,8 @@ def main() -> int:
         "worker processes, interleaved on the shared machine",
         "provenance": provenance(seeds=[0]),
         "command": ["iclr25", *COMMAND, "--workers", "N"],
-        "before_commit": args.before,
-        "after_commit": args.after or "this checkout",
+        "before_commit": short_commit(args.before),
+        "after_commit": short_commit(args.after) if args.after else "this checkout",
         "rounds": args.rounds,
         "cpu_includes_workers": counted,
         "variants": summarize(runs),

@@ -118,8 +118,9 @@ CompareWorkersOpt = Annotated[
     typer.Option(
         "--workers",
         help="Local processes for independent tasks (1 = in-process). Default: 2 with "
-        "--quick when about 2 cores are free (GAIL and PN-GAIL side by side), else 1; the "
-        "results are the same. With --scheduler local: the number of Dask workers.",
+        "--quick (GAIL and PN-GAIL side by side) unless the load average leaves under half a "
+        "core free, else 1; the results are the same. With --scheduler local: the number "
+        "of Dask workers.",
         show_default=False,
         rich_help_panel="Execution",
     ),

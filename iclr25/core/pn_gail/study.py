@@ -46,8 +46,8 @@ WORKER_PRELOAD = (
     "iclr25.core.pn_gail.pipeline",
     "iclr25.core.pn_gail.trainer",
 )
-#: ``compare --quick`` runs its two training runs side by side when this many cores are
-#: free (the results are the same whatever the backend)
+#: ``compare --quick`` runs its two training runs side by side unless the machine is busy
+#: (the results are the same whatever the backend)
 QUICK_WORKERS = 2
 
 SETTINGS = {"dominated": 0.2, "optimal": 1.0}  # optimal share of the episodes
@@ -274,11 +274,12 @@ def free_cores() -> float:
 
 def default_workers(quick: bool, free: float) -> int:
     """Local processes when ``--workers`` is not given: two for ``--quick`` (GAIL and
-    PN-GAIL, one process each) when about two cores are free (``free`` ≥ 1.5), else
-    in-process. On a busy machine two processes are slower than one: they fight the other
-    work for the cores and add a fork server and two pools (measured: 68 s against 42–56 s
-    in-process at load 6 on 2 cores)."""
-    return QUICK_WORKERS if quick and free >= QUICK_WORKERS - 0.5 else 1
+    PN-GAIL, one process each) unless the other work on the machine leaves less than half
+    a core (``free`` < 0.5), else in-process. Measured on the 2-core machine: with only a
+    niced background job (load 1.0–1.4) two processes took 25 s against 36 s in-process;
+    with other users' runs (load 5–6) they were slower, 68–81 s against 42–56 s, fighting
+    that work for the same cores and adding a fork server and two pools."""
+    return QUICK_WORKERS if quick and free >= 0.5 else 1
 
 
 def quick_config(config: CompareConfig) -> CompareConfig:
