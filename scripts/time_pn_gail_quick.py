@@ -11,7 +11,8 @@ for every variant, in an order rotated every round (so no variant always runs fi
 last on a machine whose load drifts): the code of commit ``--before`` and of ``--after``
 (each extracted with ``git archive`` into a temporary folder put first on ``PYTHONPATH``;
 without ``--after``, this checkout as it is), each with ``--workers 1`` (in-process) and
-``--workers 2`` (GAIL and PN-GAIL in two processes). This process is made a child
+``--workers 2`` (GAIL and PN-GAIL in two processes), and the after code without
+``--workers`` (its default: chosen by the load). This process is made a child
 subreaper, so the CPU time counted (user + sys) includes the fork server and pool workers
 a run leaves behind. The machine is shared: the 1-minute load average before each run is
 recorded; wall times move with it, CPU times much less.
@@ -89,10 +90,12 @@ def fingerprint(doc: dict) -> dict:
     }
 
 
-def run_once(code_dir: Path, workers: int) -> dict:
-    """One timed run of the command with ``code_dir`` first on the import path."""
+def run_once(code_dir: Path, workers: int | None) -> dict:
+    """One timed run of the command with ``code_dir`` first on the import path (``workers``
+    None: no ``--workers``, the command's own default)."""
     env = {**os.environ, "PYTHONPATH": str(code_dir), "OMP_NUM_THREADS": "1"}
-    argv = [sys.executable, "-m", "iclr25", *COMMAND, "--workers", str(workers)]
+    argv = [sys.executable, "-m", "iclr25", *COMMAND]
+    argv += [] if workers is None else ["--workers", str(workers)]
     load = os.getloadavg()[0]
     cpu0, t0 = children_cpu_s(), time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=code_dir)
@@ -140,6 +143,7 @@ def main() -> int:
         if args.after is not None:
             trees["after"] = extract(args.after, Path(tmp) / "after")
         variants = [(f"{side}_workers{w}", trees[side], w) for side in trees for w in (1, 2)]
+        variants.append(("after_default", trees["after"], None))  # what a user types
         runs: dict = {name: [] for name, _, _ in variants}
         for r in range(args.rounds):
             shift = r % len(variants)

@@ -162,7 +162,7 @@ def render_quick_timing(sources) -> str:
     variants = doc["variants"]
     rows = []
     for name, v in variants.items():
-        side, workers = name.split("_workers")
+        side, workers = name.split("_workers") if "_workers" in name else (name[:-8], "default")
         rows.append(
             [
                 f"{side} (`{doc[side + '_commit']}`)",
