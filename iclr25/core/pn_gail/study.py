@@ -275,10 +275,11 @@ def free_cores() -> float:
 def default_workers(quick: bool, free: float) -> int:
     """Local processes when ``--workers`` is not given: two for ``--quick`` (GAIL and
     PN-GAIL, one process each) unless the other work on the machine leaves less than half
-    a core (``free`` < 0.5), else in-process. Measured on the 2-core machine: with only a
-    niced background job (load 1.0–1.4) two processes took 25 s against 36 s in-process;
-    with other users' runs (load 5–6) they were slower, 68–81 s against 42–56 s, fighting
-    that work for the same cores and adding a fork server and two pools."""
+    a core (``free`` < 0.5), else in-process. Measured on the 2-core machine
+    (``scripts/time_pn_gail_quick.py``, medians): with only a niced background job (load
+    1.0–1.4) two processes took 25 s against 34 s in-process (the result file as of commit
+    a0c1147); at load 2–3, 50 s against 43 s; at load 5–6, 68–81 s against 42–56 s: there
+    they fight the other work for the same cores and add a fork server and two pools."""
     return QUICK_WORKERS if quick and free >= 0.5 else 1
 
 
