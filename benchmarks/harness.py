@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from iclr25 import timing
 from iclr25.provenance import provenance
 
@@ -68,6 +70,22 @@ class Timed:
         """``seconds(numerator) / seconds(denominator)``: a speed-up of the denominator
         when the numerator is the peer."""
         return self.seconds(numerator) / self.seconds(denominator)
+
+    def ratio_interval(
+        self, numerator: str, denominator: str, seed: int = 0
+    ) -> tuple[float, float]:
+        """Bootstrap 95 % interval of the median per-round ratio numerator / denominator
+        (wall times; the rounds are interleaved, so each round's two calls are a pair)."""
+        a = np.asarray(self.sides[numerator].wall_samples_s)
+        b = np.asarray(self.sides[denominator].wall_samples_s)
+        ratios = a / b
+        rng = np.random.default_rng(seed)
+        medians = np.median(rng.choice(ratios, size=(2000, ratios.size)), axis=1)
+        return float(np.quantile(medians, 0.025)), float(np.quantile(medians, 0.975))
+
+    def cpu_ratio(self, numerator: str, denominator: str) -> float:
+        """The same ratio of the per-call CPU medians (steadier on a shared machine)."""
+        return self.sides[numerator].cpu_median_s / self.sides[denominator].cpu_median_s
 
     def as_dict(self) -> dict:
         return {"statistic": self.statistic, **{k: v.as_dict() for k, v in self.sides.items()}}

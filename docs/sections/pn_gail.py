@@ -138,17 +138,60 @@ def render_benchmark(sources) -> str:
     fig, timings = doc["figures"], doc["timings"]
     env, clf = timings["pendulum_env"], timings["classifier"]
     clf_fig = fig["classifier"]
+    vec, loop = clf_fig["vectorised"], clf_fig["one_pair_loop"]
     return (
         f"Pendulum, {fig['env']['n_envs']} environments × {num(fig['env']['steps'])} steps: "
         f"batched {num(env['batched']['median_s'])} s, `SyncVectorEnv` "
         f"{num(env['sync_vector_env']['median_s'])} s (median wall, "
         f"{env['batched']['repeats']} interleaved rounds); largest observation difference "
-        f"{num(fig['env']['max_abs_obs_diff'])}. Classifier on {num(clf_fig['pairs'])} pairs, "
+        f"{num(fig['env']['max_abs_obs_diff'])}. Classifier on {num(clf_fig['pairs'])} pairs "
+        f"(vectorised: {num(vec['steps'])} steps of {num(vec['pairs_per_step'])} pairs, "
+        f"lr {vec['learning_rate']:g}; official loop: {num(loop['iterations'])} iterations of "
+        f"{loop['pairs_per_iteration']} pairs, lr {loop['learning_rate']:g}), "
         f"timed at {clf_fig['timed_at']}: vectorised {num(clf['vectorised']['median_s'])} s, "
-        f"official one-pair loop {num(clf['one_pair_loop']['median_s'])} s; MAE on the "
+        f"official one-pair loop {num(clf['one_pair_loop']['median_s'])} s (median wall; "
+        f"CPU-time ratio {num(clf_fig['cpu_ratio'])}); MAE on the "
         f"unlabelled pairs at {clf_fig['mae_at']}: ours {num(clf_fig['mae']['vectorised'])}, "
         f"loop {num(clf_fig['mae']['one_pair_loop'])}. Machine: {fig['cpus']} CPUs, "
         f"load average {num(fig['load_average'][0])} at the end."
+    )
+
+
+def render_quick_timing(sources) -> str:
+    doc = _study(sources, "quick-timing")
+    variants = doc["variants"]
+    rows = []
+    for name, v in variants.items():
+        side, workers = name.split("_workers") if "_workers" in name else (name[:-8], "default")
+        rows.append(
+            [
+                f"{side} (`{doc[side + '_commit']}`)",
+                workers,
+                num(v["wall_median_s"]),
+                ", ".join(num(w) for w in v["wall_s"]),
+                num(v["cpu_median_s"]),
+                ", ".join(num(load, 2) for load in v["load_before"]),
+            ]
+        )
+    headers = ["code", "--workers", "wall median s", "wall s", "CPU median s", "load before"]
+    fp_before, fp_after = variants["before_workers1"]["results"], variants["after_workers1"]
+    fp_after = fp_after["results"]
+    same = [k for k in ("gail", "fixed_point_error") if fp_before[k] == fp_after[k]]
+    moved = [k for k in ("pn-gail", "confidence_mae") if fp_before[k] != fp_after[k]]
+    backends_agree = all(
+        {k: v for k, v in variants[f"{side}_workers2"]["results"].items() if k != "backend"}
+        == {k: v for k, v in variants[f"{side}_workers1"]["results"].items() if k != "backend"}
+        for side in ("before", "after")
+    )
+    return (
+        f"{md_table(rows, headers)}\n\n"
+        f"{doc['rounds']} interleaved rounds on {doc['cpus']} CPUs; CPU = user + sys of the "
+        "run and every process it started. Same seed, same figures before and after: "
+        f"{', '.join(same) or 'none'}; changed by the new classifier defaults: "
+        f"{', '.join(moved) or 'none'} (MAE {num(fp_before['confidence_mae'])} → "
+        f"{num(fp_after['confidence_mae'])}; PN-GAIL {num(fp_before['pn-gail'], 2)} → "
+        f"{num(fp_after['pn-gail'], 2)}). One and two worker processes give the same "
+        f"results: {'yes' if backends_agree else 'NO'}."
     )
 
 
@@ -164,4 +207,5 @@ SECTIONS = {
     "compare_full": lambda sources: render_compare(sources, "compare"),
     "compare_full_curves": lambda sources: render_curves(sources, "compare"),
     "benchmark": render_benchmark,
+    "quick_timing": render_quick_timing,
 }

@@ -20,6 +20,7 @@ from iclr25.commands.pn_gail_options import (
     Classifier,
     ClassifierOpt,
     ClassifierStepsOpt,
+    CompareWorkersOpt,
     ConfidenceFileOpt,
     DemosOpt,
     EnvOpt,
@@ -49,7 +50,7 @@ from iclr25.commands.pn_gail_render import (
     render_train,
 )
 from iclr25.demo import DemoStep
-from iclr25.parallel_options import NoCacheOpt, SchedulerOpt, WorkersOpt, execution, report
+from iclr25.parallel_options import NoCacheOpt, SchedulerOpt, execution, report
 from iclr25.runner import Run, command, require
 
 NAME = "pn-gail"
@@ -98,10 +99,10 @@ def _load_demos(run: Run, path, confidence_file, env: str, config, labeled):
     return demos, spec
 
 
-def _classifier(kind: Classifier, steps: int = 3000):
+def _classifier(kind: Classifier, steps: int = 600):
     from iclr25.core.pn_gail.confidence import ClassifierConfig
 
-    require(1 <= steps <= 10_000_000, f"--classifier-steps {steps} is out of range", "use 3000")
+    require(1 <= steps <= 10_000_000, f"--classifier-steps {steps} is out of range", "use 600")
     return ClassifierConfig(kind=kind.value, steps=steps)
 
 
@@ -151,7 +152,7 @@ def confidence_command(
     save: SavePath = None,
     confidence_file: ConfidenceFileOpt = None,
     classifier: ClassifierOpt = Classifier.balanced,
-    classifier_steps: ClassifierStepsOpt = 3000,
+    classifier_steps: ClassifierStepsOpt = 600,
     levels: LevelsOpt = DEFAULT_LEVELS,
     noise: NoiseOpt = Noise.uniform,
     episodes: EpisodesOpt = 5,
@@ -333,8 +334,8 @@ def compare_command(
     seeds: Annotated[int, typer.Option("--seeds", help="Seeds (fresh demos each).")] = 5,
     steps: StepsOpt = 200_000,
     classifier: ClassifierOpt = Classifier.balanced,
-    classifier_steps: ClassifierStepsOpt = 3000,
-    workers: WorkersOpt = 1,
+    classifier_steps: ClassifierStepsOpt = 600,
+    workers: CompareWorkersOpt = None,
     scheduler: SchedulerOpt = None,
     no_cache: NoCacheOpt = False,
     *,
@@ -362,6 +363,11 @@ def compare_command(
         config = study.quick_config(config)
     elif seeds < 3:
         run.warn(f"{seeds} seed(s): the intervals are wide or undefined; the issue asks for ≥ 3")
+    if workers is None:
+        free = study.free_cores()
+        workers = study.default_workers(quick and scheduler is None, free)
+        if quick and scheduler is None:
+            run.log(f"--quick: {workers} process(es), {max(free, 0):.1f} cores free (--workers N)")
     ex = execution(workers, scheduler, no_cache)
     with run.progress("pn-gail compare: tasks", study.task_count(config)) as advance:
         with run.timer("study_s"):
@@ -386,7 +392,7 @@ DEMO = (
     ),
     DemoStep(
         "pn-gail compare",
-        ("pn-gail", "compare", "--quick", "--no-cache", "--workers", "2"),
+        ("pn-gail", "compare", "--quick", "--no-cache"),
         lambda doc: doc["results"]["headline"],
         timeout_s=600.0,
     ),

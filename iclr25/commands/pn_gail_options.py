@@ -109,8 +109,20 @@ ClassifierStepsOpt = Annotated[
     int,
     typer.Option(
         "--classifier-steps",
-        help="Adam steps of the confidence classifier (64 labelled + 256 unlabelled each).",
+        help="Adam steps of the confidence classifier (320 labelled + 1,280 unlabelled each).",
         rich_help_panel=DEMOS_PANEL,
+    ),
+]
+CompareWorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        help="Local processes for independent tasks (1 = in-process). Default: 2 with "
+        "--quick (GAIL and PN-GAIL side by side) unless the load average leaves under half a "
+        "core free, else 1; the results are the same. With --scheduler local: the number "
+        "of Dask workers.",
+        show_default=False,
+        rich_help_panel="Execution",
     ),
 ]
 EnvOpt = Annotated[

@@ -153,3 +153,35 @@ def test_a_quick_study_runs_its_fixed_point_check_as_a_first_stage_task(monkeypa
     assert len(first.results) == 2  # the check and the seed's demonstrations
     assert len(done) == study.task_count(config) == 3
     assert study.task_count(dataclasses.replace(config, quick=False)) == 2
+
+
+def test_quick_compare_runs_its_two_training_runs_side_by_side_unless_the_machine_is_busy(
+    monkeypatch,
+):
+    """Without --workers, ``compare --quick`` uses two processes (GAIL and PN-GAIL at once;
+    the results do not depend on it: tested above) unless other work leaves less than half
+    a core free, then in-process; a full study and an explicit --workers keep theirs."""
+    from typer.testing import CliRunner
+
+    from iclr25.cli import build_app
+    from iclr25.core.pn_gail import study
+
+    assert study.default_workers(True, 2.0) == 2 and study.default_workers(True, 0.6) == 2
+    assert study.default_workers(True, 0.4) == 1 and study.default_workers(False, 16.0) == 1
+    seen = []
+
+    def run_study(config, seed, execution, on_done):
+        seen.append(execution.workers)
+        raise SystemExit(0)  # stop before any work
+
+    monkeypatch.setattr(study, "run_study", run_study)
+    app, runner = build_app(), CliRunner()
+    for free, args in [
+        (0.8, ["--quick"]),
+        (-3.0, ["--quick"]),
+        (1.9, ["--quick", "--workers", "1"]),
+        (1.9, ["--seeds", "3"]),
+    ]:
+        monkeypatch.setattr(study, "free_cores", lambda free=free: free)
+        runner.invoke(app, ["pn-gail", "compare", *args, "--no-cache", "--json"])
+    assert seen == [2, 1, 1, 1]

@@ -116,43 +116,73 @@ class PlayConfig:
 
 def learned(game: Game, method: str, config: PlayConfig = PlayConfig(), seed: int = 0):
     """The policy (K,) reached by alternating gradient play through the loss code."""
-    import torch
+    return learned_all(game, (method,), config, seed)[method]
 
-    from iclr25.core.pn_gail import loss_2iwil, loss_gail, loss_pn_gail
+
+def learned_all(
+    game: Game, methods=METHODS, config: PlayConfig = PlayConfig(), seed: int = 0
+) -> dict[str, np.ndarray]:
+    """:func:`learned` for several methods, played side by side: row m of the logits f and
+    θ (M, K) is method m's game. Adam is elementwise and the gradient of the summed losses
+    is each method's own, so every row takes exactly the steps it takes alone (tested bit
+    for bit); one backward and one Adam step per update serve all the methods."""
+    import torch
 
     torch.manual_seed(seed)
     k, j = game.probs.shape[1], game.probs.shape[0]
-    f = torch.zeros(k, requires_grad=True)  # discriminator logits, one per action
-    theta = torch.zeros(k, requires_grad=True)  # policy logits
+    f = torch.zeros(len(methods), k, requires_grad=True)  # (M, K) discriminator logits
+    theta = torch.zeros(len(methods), k, requires_grad=True)  # (M, K) policy logits
     opt_f = torch.optim.Adam([f], lr=config.disc_lr)
     opt_pi = torch.optim.Adam([theta], lr=config.policy_lr)
-    # demonstrations as J·K weighted samples: sample (j, a) has weight J·K·s_j·p_j(a)
-    demo_w = torch.as_tensor(j * k * game.shares[:, None] * game.probs, dtype=torch.float32)
-    demo_r = torch.as_tensor(np.repeat(game.confidence, k), dtype=torch.float32)
-    demo_w = demo_w.reshape(-1)  # (J·K,)
-    z = float((game.shares * game.confidence).sum())
+    demos = _demo_samples(game)
     kept, start = [], int(config.rounds * (1 - config.tail))
     for round_ in range(config.rounds):
-        pi = torch.softmax(theta, 0).detach()
+        pi = torch.softmax(theta, 1).detach()  # (M, K)
         for _ in range(config.disc_steps):
-            f_demo = f.repeat(j)  # (J·K,) logits of the demo samples
-            if method == "gail":
-                loss = loss_gail.loss(f, f_demo, k * pi, demo_w)
-            elif method == "2iwil":
-                loss = loss_2iwil.loss(f, f_demo, demo_r, z, k * pi, demo_w)
-            else:
-                loss = loss_pn_gail.loss(f, f_demo, demo_r, k * pi, demo_w)
+            loss = sum(_loss(m, f[i], k * pi[i], j, demos) for i, m in enumerate(methods))
             opt_f.zero_grad()
             loss.backward()
             opt_f.step()
-        reward = loss_gail.reward(f.detach())  # r̃ = −log σ(f)
-        objective = -(torch.softmax(theta, 0) * reward).sum()
+        reward = _reward(f.detach())  # r̃ = −log σ(f), (M, K)
+        objective = -(torch.softmax(theta, 1) * reward).sum()
         opt_pi.zero_grad()
         objective.backward()
         opt_pi.step()
         if round_ >= start:
-            kept.append(torch.softmax(theta, 0).detach().double().numpy())
-    return np.mean(kept, axis=0)
+            kept.append(torch.softmax(theta, 1).detach().double().numpy())
+    mean = np.mean(kept, axis=0)  # (M, K)
+    return {m: mean[i] for i, m in enumerate(methods)}
+
+
+def _demo_samples(game: Game) -> tuple:
+    """The demonstrations as J·K weighted samples: sample (j, a) has weight J·K·s_j·p_j(a)
+    and confidence r_j; and Z = Σ s_j r_j (2IWIL's normaliser)."""
+    import torch
+
+    k, j = game.probs.shape[1], game.probs.shape[0]
+    demo_w = torch.as_tensor(j * k * game.shares[:, None] * game.probs, dtype=torch.float32)
+    demo_r = torch.as_tensor(np.repeat(game.confidence, k), dtype=torch.float32)
+    z = float((game.shares * game.confidence).sum())
+    return demo_w.reshape(-1), demo_r, z  # (J·K,), (J·K,), Z
+
+
+def _loss(method: str, f, agent_w, j: int, demos: tuple):
+    """The method's discriminator loss on one game's logits f (K,) (policy weights K·π)."""
+    from iclr25.core.pn_gail import loss_2iwil, loss_gail, loss_pn_gail
+
+    demo_w, demo_r, z = demos
+    f_demo = f.repeat(j)  # (J·K,) logits of the demo samples
+    if method == "gail":
+        return loss_gail.loss(f, f_demo, agent_w, demo_w)
+    if method == "2iwil":
+        return loss_2iwil.loss(f, f_demo, demo_r, z, agent_w, demo_w)
+    return loss_pn_gail.loss(f, f_demo, demo_r, agent_w, demo_w)
+
+
+def _reward(f):
+    from iclr25.core.pn_gail import loss_gail
+
+    return loss_gail.reward(f)
 
 
 def optimal_discriminator(game: Game, p_pi: np.ndarray) -> np.ndarray:
@@ -165,7 +195,7 @@ def solve(game: Game, methods=METHODS, config: PlayConfig = PlayConfig(), seed: 
 
     closed = {m: closed_form(game, m) for m in methods}
     with small_problem_threads():
-        play = {m: learned(game, m, config, seed) for m in methods}
+        play = learned_all(game, tuple(methods), config, seed)
     error = max(float(np.abs(closed[m] - play[m]).max()) for m in methods)
     return {
         "closed_form": {m: v.tolist() for m, v in closed.items()},

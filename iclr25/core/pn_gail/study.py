@@ -38,6 +38,18 @@ from iclr25.core.pn_gail.confidence import ClassifierConfig, quality
 from iclr25.core.pn_gail.demos import DemoConfig, generate
 from iclr25.core.pn_gail.trainer import TrainConfig
 
+#: imported once by the fork server of ``--workers N`` instead of by every worker: torch's
+#: optimisers import ``torch._dynamo`` on first use (about a CPU-second), then SB3
+WORKER_PRELOAD = (
+    "torch._dynamo",
+    "sb3_contrib",
+    "iclr25.core.pn_gail.pipeline",
+    "iclr25.core.pn_gail.trainer",
+)
+#: ``compare --quick`` runs its two training runs side by side unless the machine is busy
+#: (the results are the same whatever the backend)
+QUICK_WORKERS = 2
+
 SETTINGS = {"dominated": 0.2, "optimal": 1.0}  # optimal share of the episodes
 SETTING_METHODS = {
     "dominated": ("gail", "2iwil", "ic-gail", "pn-gail", "pn-gail-shuffled", "bc", "weighted-bc"),
@@ -135,10 +147,8 @@ def method_task(task: MethodTask, seed: int) -> dict:
 
 def paired(a: list[float], b: list[float]) -> dict:
     """Mean, 95 % t-interval and per-seed values of a − b (interval None for one seed)."""
-    from scipy import stats
-
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    return {"mean": float(d.mean()), "ci95": t_interval(d, stats), "per_seed": d.tolist()}
+    return {"mean": float(d.mean()), "ci95": t_interval(d), "per_seed": d.tolist()}
 
 
 def t_interval(values: np.ndarray, stats=None) -> list[float] | None:
@@ -251,6 +261,26 @@ def _condition_text(c: dict) -> str:
     ci = c["ci95"]
     interval = f", CI {ci[0]:+.2f}…{ci[1]:+.2f}" if ci else ""
     return f"{c['name']} ({c['value']:+.2f}{interval})"
+
+
+def free_cores() -> float:
+    """Cores this process may use (its CPU affinity) less the 1-minute load average."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return (cores or 1) - load
+
+
+def default_workers(quick: bool, free: float) -> int:
+    """Local processes when ``--workers`` is not given: two for ``--quick`` (GAIL and
+    PN-GAIL, one process each) unless the other work on the machine leaves less than half
+    a core (``free`` < 0.5), else in-process. Measured on the 2-core machine
+    (``scripts/time_pn_gail_quick.py``, medians): with only a niced background job (load
+    1.0–1.4) two processes took 25 s against 34 s in-process (the result file as of commit
+    a0c1147); at load 2–3, 50 s against 43 s; at load 5–6, 68–81 s against 42–56 s: there
+    they fight the other work for the same cores and add a fork server and two pools."""
+    return QUICK_WORKERS if quick and free >= 0.5 else 1
 
 
 def quick_config(config: CompareConfig) -> CompareConfig:

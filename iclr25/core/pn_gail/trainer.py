@@ -119,16 +119,41 @@ def build_model(config: TrainConfig, env, seed: int):
 
 
 def mean_action_policy(model, low: np.ndarray, high: np.ndarray) -> Callable:
-    """(E, ds) obs -> (E, da) clipped mean actions of the current policy."""
+    """(E, ds) obs -> (E, da) clipped mean actions of the current policy.
+
+    For a Gaussian or gSDE policy without squashing (TRPO's), the mean action is the
+    actor's output ``action_net(latent_pi)``: computed directly, the same numbers as
+    ``policy._predict(obs, deterministic=True)`` without building the distribution
+    (gSDE's variance is a matrix product per call; an evaluation makes 200 calls)."""
     import torch
+
+    predict = _mean_action_fn(model.policy)
 
     def act(obs: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            t = torch.as_tensor(np.asarray(obs, dtype=np.float32))
-            action = model.policy._predict(t, deterministic=True).numpy()
+            action = predict(torch.as_tensor(np.asarray(obs, dtype=np.float32))).numpy()
         return np.clip(action, low, high)
 
     return act
+
+
+def _mean_action_fn(policy) -> Callable:
+    from stable_baselines3.common.distributions import (
+        DiagGaussianDistribution,
+        StateDependentNoiseDistribution,
+    )
+    from stable_baselines3.common.policies import BaseModel
+
+    gaussian = (DiagGaussianDistribution, StateDependentNoiseDistribution)
+    squashed = policy.squash_output or getattr(policy.action_dist, "bijector", None) is not None
+    if squashed or not isinstance(policy.action_dist, gaussian):
+        return lambda obs: policy._predict(obs, deterministic=True)
+
+    def mean_action(obs):
+        features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
+        return policy.action_net(policy.mlp_extractor.forward_actor(features))
+
+    return mean_action
 
 
 @dataclass

@@ -65,3 +65,35 @@ def test_classifier_separates_two_clusters():
         q = cm.quality(predicted, truth, labeled)
         assert q["correlation"] > 0.8, (kind, q)
         assert predicted[300:][~labeled[300:]].mean() > predicted[:300][~labeled[:300]].mean() + 0.3
+
+
+def test_dropout_masks_keep_each_unit_with_probability_one_minus_p():
+    """The vectorised classifier's masks follow ``nn.Dropout``'s training rule: a unit is
+    kept with probability 1 − p and scaled by 1 / (1 − p); p = 0.5 draws one bit a unit."""
+    rng = np.random.default_rng(0)
+    for p in (0.5, 0.2):
+        masks = cm.dropout_masks(rng, (2, 1000, 40), p).numpy()  # 80,000 coins
+        assert masks.shape == (2, 1000, 40) and masks.dtype == np.float32
+        assert set(np.unique(masks).tolist()) == {0.0, float(np.float32(1 / (1 - p)))}
+        kept = masks > 0
+        assert abs(kept.mean() - (1 - p)) < 0.01  # sd 0.0018
+        per_unit = kept.mean(axis=1)  # (2, 40): 1,000 coins each, sd ≤ 0.016
+        assert np.abs(per_unit - (1 - p)).max() < 0.08
+        assert not np.array_equal(masks[0], masks[1])  # two layers, two draws
+    assert cm.dropout_masks(rng, (2, 3, 4), 0.0) is None
+
+
+def test_training_forward_with_all_units_kept_is_the_network():
+    """``_train_forward`` with masks of ones (and without masks) is the classifier in eval
+    mode (no dropout): the vectorised path runs the official network."""
+    torch.manual_seed(0)
+    config = cm.ClassifierConfig()
+    model = cm._classifier(5, config).eval()
+    layers = (model[0], model[3], model[6])
+    x = torch.randn(7, 5)
+    with torch.no_grad():
+        want = model(x).squeeze(-1)
+        assert_close(cm._train_forward(layers, x, torch.ones(2, 7, config.hidden)), want)
+        assert_close(cm._train_forward(layers, x, None), want)
+        half = cm._train_forward(layers, x, torch.zeros(2, 7, config.hidden))
+    assert_close(half, model[6].bias.expand(7))  # every unit dropped: the last bias alone

@@ -59,6 +59,67 @@ def test_learned_points_within_002_of_closed_forms(game):
         assert_close(learned, fp.closed_form(game, method), atol=0.02, rtol=0, what=method)
 
 
+def reference_learned(game, method, config):
+    """The play of one method on its own, as written before the methods were stacked:
+    1-D logits, its own Adam pair, the loss files called directly."""
+    import torch
+
+    from iclr25.core.pn_gail import loss_2iwil, loss_gail, loss_pn_gail
+
+    k, j = game.probs.shape[1], game.probs.shape[0]
+    f = torch.zeros(k, requires_grad=True)
+    theta = torch.zeros(k, requires_grad=True)
+    opt_f = torch.optim.Adam([f], lr=config.disc_lr)
+    opt_pi = torch.optim.Adam([theta], lr=config.policy_lr)
+    demo_w = torch.as_tensor(j * k * game.shares[:, None] * game.probs, dtype=torch.float32)
+    demo_w = demo_w.reshape(-1)
+    demo_r = torch.as_tensor(np.repeat(game.confidence, k), dtype=torch.float32)
+    z = float((game.shares * game.confidence).sum())
+    kept, start = [], int(config.rounds * (1 - config.tail))
+    for round_ in range(config.rounds):
+        pi = torch.softmax(theta, 0).detach()
+        for _ in range(config.disc_steps):
+            f_demo = f.repeat(j)
+            if method == "gail":
+                loss = loss_gail.loss(f, f_demo, k * pi, demo_w)
+            elif method == "2iwil":
+                loss = loss_2iwil.loss(f, f_demo, demo_r, z, k * pi, demo_w)
+            else:
+                loss = loss_pn_gail.loss(f, f_demo, demo_r, k * pi, demo_w)
+            opt_f.zero_grad()
+            loss.backward()
+            opt_f.step()
+        objective = -(torch.softmax(theta, 0) * loss_gail.reward(f.detach())).sum()
+        opt_pi.zero_grad()
+        objective.backward()
+        opt_pi.step()
+        if round_ >= start:
+            kept.append(torch.softmax(theta, 0).detach().double().numpy())
+    return np.mean(kept, axis=0)
+
+
+@pytest.mark.parametrize(
+    "game",
+    [
+        fp.make_game([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]], [1.0, 0.2], [0.2, 0.8]),
+        fp.make_game(
+            [[0.5, 0.3, 0.2, 0.0], [0.2, 0.2, 0.5, 0.1], [0.1, 0.7, 0.1, 0.1]],
+            [1.0, 0.5, 0.1],
+            [0.3, 0.3, 0.4],
+        ),
+    ],
+)
+def test_methods_played_side_by_side_take_the_steps_each_takes_alone(game):
+    """``learned_all`` stacks the methods' games (one backward, one Adam step for all):
+    every method's point is the one-method reference's, bit for bit."""
+    config = fp.PlayConfig(rounds=60)
+    together = fp.learned_all(game, fp.METHODS, config)
+    for method in fp.METHODS:
+        alone = reference_learned(game, method, config)
+        assert np.array_equal(together[method], alone), method
+        assert np.array_equal(fp.learned(game, method, config), alone), method
+
+
 def test_bad_games_are_refused():
     with pytest.raises(UsageError, match="row 2 sums"):
         fp.make_game([[0.5, 0.5], [0.5, 0.6]], [1, 0], [0.5, 0.5])

@@ -90,3 +90,26 @@ def test_pn_gail_with_unit_confidence_reproduces_gail_curve_exactly(demos):
     assert len(gail) >= 2 and gail == pn  # bit for bit, every evaluation
     other = run_method("pn-gail", demos, np.full(len(demos), 0.5), spec, SMALL, None, seed=5)
     assert other["curve"] != gail  # the test can fail: other confidences change the run
+
+
+@pytest.mark.parametrize("use_sde", [True, False])
+def test_evaluation_mean_action_is_the_policys_deterministic_action(use_sde):
+    """The evaluation's direct mean action = SB3's ``_predict(deterministic=True)`` (then
+    clipped), bit for bit, for the gSDE and the plain Gaussian policy."""
+    import torch
+
+    from iclr25.core.pn_gail.envs import make_training_env
+
+    spec = env_spec("pendulum")
+    config = dataclasses.replace(SMALL, use_sde=use_sde, sde_sample_freq=4 if use_sde else -1)
+    model = trainer.build_model(config, make_training_env(spec, 4, 0, False), seed=3)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for param in model.policy.parameters():  # away from the near-zero initial actions
+            param.add_(torch.randn_like(param))
+    obs = np.random.default_rng(0).uniform(-8, 8, (32, 3)).astype(np.float32)
+    fast = trainer.mean_action_policy(model, spec.act_low, spec.act_high)(obs)
+    with torch.no_grad():
+        slow = model.policy._predict(torch.as_tensor(obs), deterministic=True).numpy()
+    assert np.array_equal(fast, np.clip(slow, spec.act_low, spec.act_high))
+    assert (np.abs(fast) == spec.act_high).any() and (np.abs(fast) < spec.act_high).any()
