@@ -65,16 +65,6 @@ def plain_ucb1(means: list[float], horizon: int, rng: random.Random) -> float:
     return regret
 
 
-def paired_ratio_interval(timed, numerator: str, denominator: str, seed: int = 0):
-    """Bootstrap 95% interval of the median per-round ratio numerator / denominator."""
-    a = np.asarray(timed.sides[numerator].wall_samples_s)
-    b = np.asarray(timed.sides[denominator].wall_samples_s)
-    ratios = a / b
-    rng = np.random.default_rng(seed)
-    medians = np.median(rng.choice(ratios, size=(2000, ratios.size)), axis=1)
-    return float(np.quantile(medians, 0.025)), float(np.quantile(medians, 0.975))
-
-
 def _same_distribution(ours: np.ndarray, peer: np.ndarray) -> tuple[bool, float]:
     from scipy import stats
 
@@ -102,7 +92,7 @@ def _alg1(report: Report) -> None:
         "alg1_aggregated_vs_per_round",
         timed.ratio("peer", "ours"),
         comparable=same,
-        interval=paired_ratio_interval(timed, "peer", "ours"),
+        interval=timed.ratio_interval("peer", "ours"),
         note=f"{runs} executions × T = {horizon:,}, k = 10; regret KS p = {p:.3g}",
     )
     report.figure(
@@ -145,7 +135,7 @@ def _ucb1(report: Report) -> None:
         "ucb1_vectorised_vs_python_loop",
         timed.ratio("peer", "ours"),
         comparable=same,
-        interval=paired_ratio_interval(timed, "peer", "ours"),
+        interval=timed.ratio_interval("peer", "ours"),
         note=f"{runs} executions × T = {horizon:,}, k = 10; regret KS p = {p:.3g}",
     )
     report.figure(

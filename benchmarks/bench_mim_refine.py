@@ -81,16 +81,6 @@ def torch_loop_predict(bank, labels, queries, batch: int = 1024):
     return torch.cat(preds).numpy()
 
 
-def cpu_ratio_interval(timed, numerator: str, denominator: str, seed: int = 0):
-    """Bootstrap 95 % interval of the median per-round CPU-time ratio numerator /
-    denominator (the sides run in the same interleaved round form a pair)."""
-    a = np.asarray(timed.sides[numerator].cpu_samples_s)
-    b = np.asarray(timed.sides[denominator].cpu_samples_s)
-    ratios = a / b  # (rounds,)
-    medians = np.median(np.random.default_rng(seed).choice(ratios, (2000, ratios.size)), axis=1)
-    return float(np.quantile(medians, 0.025)), float(np.quantile(medians, 0.975))
-
-
 def bench_knn(report: Report) -> None:
     from iclr25.core.mim_refine.knn import KnnConfig, knn_predict
 
@@ -137,7 +127,7 @@ def bench_knn(report: Report) -> None:
             name,
             timed.ratio(peer, "ours"),
             comparable=agree >= 0.999,
-            interval=cpu_ratio_interval(timed, peer, "ours"),
+            interval=timed.ratio_interval(peer, "ours", clock="cpu"),
             note="median CPU-time ratio; interval: bootstrap of the per-round ratios",
         )
     bench_knn_gpu(report, banks, labels, queries, p_loop)
@@ -220,7 +210,7 @@ def bench_extraction(report: Report) -> None:
         "extraction_speedup_one_pass",
         timed.ratio("per_block", "one_pass"),
         comparable=same,
-        interval=cpu_ratio_interval(timed, "per_block", "one_pass"),
+        interval=timed.ratio_interval("per_block", "one_pass", clock="cpu"),
         note="median CPU-time ratio; interval: bootstrap of the per-round ratios",
     )
 

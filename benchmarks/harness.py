@@ -72,13 +72,15 @@ class Timed:
         return self.seconds(numerator) / self.seconds(denominator)
 
     def ratio_interval(
-        self, numerator: str, denominator: str, seed: int = 0
+        self, numerator: str, denominator: str, seed: int = 0, clock: str = "wall"
     ) -> tuple[float, float]:
-        """Bootstrap 95 % interval of the median per-round ratio numerator / denominator
-        (wall times; the rounds are interleaved, so each round's two calls are a pair)."""
-        a = np.asarray(self.sides[numerator].wall_samples_s)
-        b = np.asarray(self.sides[denominator].wall_samples_s)
-        ratios = a / b
+        """Bootstrap 95 % interval of the median per-round ratio numerator / denominator of
+        ``clock`` ("wall" or "cpu") times (the rounds are interleaved, so each round's two
+        calls are a pair)."""
+        attr = {"wall": "wall_samples_s", "cpu": "cpu_samples_s"}[clock]
+        a = np.asarray(getattr(self.sides[numerator], attr))
+        b = np.asarray(getattr(self.sides[denominator], attr))
+        ratios = a / b  # (rounds,)
         rng = np.random.default_rng(seed)
         medians = np.median(rng.choice(ratios, size=(2000, ratios.size)), axis=1)
         return float(np.quantile(medians, 0.025)), float(np.quantile(medians, 0.975))
