@@ -26,7 +26,7 @@ def _data(n=6, side=4, seed=0):
 
 def test_pi_dion_2d_training_never_receives_f():
     params = list(inspect.signature(train2d.train_pi_dion_2d).parameters)
-    assert params == ["d", "sensors", "c", "cfg", "seed", "progress", "on_loss"]
+    assert params == ["d", "sensors", "c", "cfg", "seed", "progress", "on_loss", "group"]
 
 
 def test_the_label_free_loss_falls_and_the_model_fits_the_sensors():
