@@ -103,20 +103,33 @@ def peer_step(model: PIDION, d, x, z):
     return run
 
 
-def bench_1d(report: Report, n: int, m_col: int = 128, sensors: int = 64) -> None:
+def _setup_1d(n: int, m_col: int, sensors: int):
+    """The 1-D network, data, collocation and sensor points every 1-D case uses."""
     torch.manual_seed(0)
     model = PIDION(NetConfig(sensors, 64, 3, 16, (2 * torch.pi) ** 2 + C))
     d = torch.randn(n, sensors)
     x = torch.rand(m_col)
     z = torch.arange(1, sensors + 1, dtype=torch.float32) / (sensors + 1)
-    ours, peer = ours_step(model, d, x, z), peer_step(model, d, x, z)
+    return model, d, x, z
+
+
+def _compare(report: Report, key: str, target: str, ours, peer, side: str, figure: str,
+             size: dict) -> None:  # fmt: skip
+    """Check equality (loss and residual term to 1e-5), time both sides interleaved
+    (median CPU), record the figures ``<key>_ms`` / ``<key>_loss`` and the target."""
     a, b = ours(), peer()
     same = _agree(a, b)
-    timed = report.time(f"loss_step_1d_N{n}_M{m_col}", {"ours": ours, "peer": peer},
-                        statistic="cpu_median_s")  # fmt: skip
-    report.figure("1d_ms", {s: timed.seconds(s) * 1e3 for s in ("ours", "peer")})
-    report.figure("1d_loss", _loss_figure(a, b, "autograd", same) | {"N": n, "M": m_col})
-    report.check("loss_step_speedup_vs_autograd_1d", timed.ratio("peer", "ours"), comparable=same)
+    label = f"loss_step_{key}_N{size['N']}_M{size['M']}"
+    timed = report.time(label, {"ours": ours, side: peer}, statistic="cpu_median_s")
+    report.figure(f"{key}_ms", {s: timed.seconds(s) * 1e3 for s in ("ours", side)})
+    report.figure(f"{key}_loss", _loss_figure(a, b, figure, same) | size)
+    report.check(target, timed.ratio(side, "ours"), comparable=same)
+
+
+def bench_1d(report: Report, n: int, m_col: int = 128, sensors: int = 64) -> None:
+    model, d, x, z = _setup_1d(n, m_col, sensors)
+    _compare(report, "1d", "loss_step_speedup_vs_autograd_1d", ours_step(model, d, x, z),
+             peer_step(model, d, x, z), "peer", "autograd", {"N": n, "M": m_col})  # fmt: skip
 
 
 def peer_step_2d(model: PIDION2D, d, x, z):
@@ -162,14 +175,8 @@ def bench_2d(report: Report, n: int, m_col: int = 1024, side: int = 16) -> None:
     x = torch.rand(m_col, 2)
     g = torch.arange(1, side + 1, dtype=torch.float32) / (side + 1)
     z = torch.cartesian_prod(g, g)  # row-major (x, y), as the CNN reads the grid
-    ours, peer = ours_step_2d(model, d, x, z), peer_step_2d(model, d, x, z)
-    a, b = ours(), peer()
-    same = _agree(a, b)
-    timed = report.time(f"loss_step_2d_N{n}_M{m_col}", {"ours": ours, "peer": peer},
-                        statistic="cpu_median_s")  # fmt: skip
-    report.figure("2d_ms", {s: timed.seconds(s) * 1e3 for s in ("ours", "peer")})
-    report.figure("2d_loss", _loss_figure(a, b, "autograd", same) | {"N": n, "M": m_col})
-    report.check("loss_step_speedup_vs_autograd_2d", timed.ratio("peer", "ours"), comparable=same)
+    _compare(report, "2d", "loss_step_speedup_vs_autograd_2d", ours_step_2d(model, d, x, z),
+             peer_step_2d(model, d, x, z), "peer", "autograd", {"N": n, "M": m_col})  # fmt: skip
 
 
 def deepxde_step(model: PIDION, d, x, z):
@@ -221,20 +228,9 @@ def bench_deepxde_1d(report: Report, n: int, m_col: int = 128, sensors: int = 64
         report.check("loss_step_speedup_vs_deepxde_1d", None,
                      note="deepxde is not installed: `pip install -e '.[bench]'`")  # fmt: skip
         return
-    torch.manual_seed(0)
-    model = PIDION(NetConfig(sensors, 64, 3, 16, (2 * torch.pi) ** 2 + C))
-    d = torch.randn(n, sensors)
-    x = torch.rand(m_col)
-    z = torch.arange(1, sensors + 1, dtype=torch.float32) / (sensors + 1)
-    ours, peer = ours_step(model, d, x, z), deepxde_step(model, d, x, z)
-    a, b = ours(), peer()
-    same = _agree(a, b)
-    timed = report.time(f"loss_step_deepxde_1d_N{n}_M{m_col}", {"ours": ours, "deepxde": peer},
-                        statistic="cpu_median_s")  # fmt: skip
-    report.figure("deepxde_1d_ms", {s: timed.seconds(s) * 1e3 for s in ("ours", "deepxde")})
-    report.figure("deepxde_1d_loss", _loss_figure(a, b, "deepxde", same))
-    report.check("loss_step_speedup_vs_deepxde_1d", timed.ratio("deepxde", "ours"),
-                 comparable=same)  # fmt: skip
+    model, d, x, z = _setup_1d(n, m_col, sensors)
+    _compare(report, "deepxde_1d", "loss_step_speedup_vs_deepxde_1d", ours_step(model, d, x, z),
+             deepxde_step(model, d, x, z), "deepxde", "deepxde", {"N": n, "M": m_col})  # fmt: skip
 
 
 def run(report: Report) -> None:
