@@ -113,10 +113,11 @@ def test_a_worker_killed_mid_run_is_retried_with_identical_results(cluster, tmp_
 
 
 def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
+    n = 24  # 24 × 0.4 s on 2 workers: Ctrl-C lands well before the sweep could finish
     cluster.ensure_workers(2)
     cache, started, run_dir = tmp_path / "cache", tmp_path / "started", tmp_path / "run"
     started.mkdir()
-    argv = [sys.executable, str(APP), "--tasks", "12", "--sleep-s", "0.4"]
+    argv = [sys.executable, str(APP), "--tasks", str(n), "--sleep-s", "0.4"]
     argv += ["--started-dir", str(started), "--scheduler", cluster.address, "--json"]
     env = _env(ICLR25_CACHE_DIR=str(cache))
     proc = subprocess.Popen(
@@ -131,7 +132,6 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
     tasks_dir = cache / "tasks"
     wait_until(lambda: tasks_dir.is_dir() and any(tasks_dir.glob("*.json")), 90, "a result")
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-    n_started = len(list(started.iterdir()))
     stdout, stderr = proc.communicate(timeout=60)
 
     assert proc.returncode == 130, stderr
@@ -141,10 +141,14 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
     assert all(p.suffix == ".json" for p in entries), "a temporary file was left behind"
     assert all("result" in json.loads(p.read_text()) for p in entries)
     reused = len(entries)
-    assert 0 < reused < 12
-    wait_until(lambda: cluster.task_count() == 0, 10, "the cancelled tasks to be released")
+    assert 0 < reused < n
+    # the cancel reaches the workers: once the scheduler holds no task, nothing more starts
+    # (how many started between Ctrl-C and the cancel depends on the machine's load, so it
+    # is not counted: on a loaded CI machine a fixed allowance was exceeded)
+    wait_until(lambda: cluster.task_count() == 0, 60, "the cancelled tasks to be released")
+    settled = len(list(started.iterdir()))
     time.sleep(1.0)  # queued tasks would have started by now on the idle workers
-    assert len(list(started.iterdir())) <= n_started + 2  # at most the race with the cancel
+    assert len(list(started.iterdir())) == settled < n
 
     second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert second.returncode == 0, second.stderr
@@ -152,10 +156,10 @@ def test_ctrl_c_on_the_cli_then_resume_from_the_cache(cluster, tmp_path):
     execution = doc["environment"]["execution"]
     assert (execution["reused"], execution["computed"], execution["tasks"]) == (
         reused,
-        12 - reused,
-        12,
+        n - reused,
+        n,
     )
-    reference = [sample_task({"n": 4}, derive_seed(0, "cell", i)) for i in range(12)]
+    reference = [sample_task({"n": 4}, derive_seed(0, "cell", i)) for i in range(n)]
     assert doc["results"]["cells"] == to_jsonable(reference)
 
 
