@@ -47,8 +47,8 @@ def sample_task(config: dict, seed: int) -> dict:
     """A pure task for the execution-layer tests: a few seeded draws and a sleep.
 
     ``config``: ``{"n": draws, "sleep_s": seconds, "fail_once_file": path or None,
-    "started_dir": path or None}``; with ``fail_once_file``, the first call that finds no
-    file there creates it and raises (a flaky task); with ``started_dir``, each call
+    "started_dir": path or None}``; with ``fail_once_file``, the one call that creates
+    that file (atomically, O_EXCL) raises (a flaky task); with ``started_dir``, each call
     first leaves a file ``<seed>.<pid>`` there (which process ran what, and when)."""
     import os
     import time
@@ -58,10 +58,15 @@ def sample_task(config: dict, seed: int) -> dict:
     if config.get("sleep_s"):
         time.sleep(config["sleep_s"])
     marker = config.get("fail_once_file")
-    if marker and not os.path.exists(marker):
-        with open(marker, "w") as f:
-            f.write("failed once")
-        raise RuntimeError("flaky task fails on its first attempt")
+    if marker:
+        try:  # atomic: of two calls racing on two workers, exactly one creates it and fails
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pass
+        else:
+            os.write(fd, b"failed once")
+            os.close(fd)
+            raise RuntimeError("flaky task fails on its first attempt")
     draws = np.random.default_rng(seed).normal(size=config.get("n", 3))
     return {"seed": seed, "mean": float(draws.mean()), "draws": draws}
 
