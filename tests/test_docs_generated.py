@@ -139,3 +139,20 @@ def test_formatting_helpers():
         ]
     }
     assert "**not comparable**" in targets_table(doc)
+
+
+def test_rendering_the_docs_imports_no_torch():
+    """`make docs` reads result files: it must not pay for importing torch (a cold clone
+    spent most of its `make docs` time there, through two config imports)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from docs import render\n"
+        "render.render_all(write=False)\n"
+        "print([m for m in ('torch', 'transformers', 'cupy') if m in sys.modules])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

@@ -102,7 +102,7 @@ def per_nfe(sources, study: str) -> str:
 
 def _unadjusted(res: dict) -> str:
     """Where a single comparison's 95% interval excludes 0, before the Holm correction."""
-    from iclr25.core.diffusion_at.evaluation import HIGHER_IS_BETTER
+    from iclr25.core.diffusion_at.metric_names import HIGHER_IS_BETTER
 
     higher = res["primary_metric"] in HIGHER_IS_BETTER
     sides: dict[str, list[str]] = {"better": [], "worse": []}

@@ -28,18 +28,11 @@ import torch
 from iclr25.core.diffusion_at import metrics
 from iclr25.core.diffusion_at.data import Dataset
 
-PRIMARY = {"points": "sw", "image": "fd"}
-METRICS = {
-    "points": ("sw", "w2", "mmd"),
-    "image": ("fd", "precision", "recall", "density", "coverage", "mmd", "sw"),
-}
-HIGHER_IS_BETTER = {"precision", "recall", "density", "coverage"}
-#: how a metric is named in tables, by feature space (the key itself otherwise)
-LABELS = {
-    "coordinates": {"sw": "SW₂", "w2": "W₂", "mmd": "MMD²"},
-    "digit-classifier": {"fd": "FD (digits-classifier features)", "mmd": "MMD² (features)"},
-    "pixels": {"fd": "FD (pixels)", "mmd": "MMD² (pixels)"},
-}
+# the metric names live in a torch-free module (verdicts and docs read them without torch)
+from iclr25.core.diffusion_at.metric_names import HIGHER_IS_BETTER as HIGHER_IS_BETTER
+from iclr25.core.diffusion_at.metric_names import LABELS as LABELS
+from iclr25.core.diffusion_at.metric_names import METRICS as METRICS
+from iclr25.core.diffusion_at.metric_names import PRIMARY as PRIMARY
 
 
 def feature_space_of(dataset: Dataset) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from iclr25.core.diffusion_at.evaluation import HIGHER_IS_BETTER, LABELS, METRICS, PRIMARY
+from iclr25.core.diffusion_at.metric_names import HIGHER_IS_BETTER, LABELS, METRICS, PRIMARY
 from iclr25.core.diffusion_at.stats import ALPHA, holm, mean_sd, paired_test, summary
 
 SMALL_NFE = 5  # "small NFE" for H1: the paper's gains are largest at few sampling steps

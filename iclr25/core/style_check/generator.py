@@ -45,27 +45,8 @@ from iclr25.core.diffusion_at.samplers import ddim_trajectory
 from iclr25.core.diffusion_at.schedules import NoiseSchedule
 from iclr25.core.diffusion_at.training import blend
 
-
-@dataclass(frozen=True)
-class GeneratorConfig:
-    size_px: int = 32  # works are resized to size_px x size_px (even: the U-Net halves it)
-    width: int = 16  # U-Net base channels (~0.11 M parameters at 16)
-    time_dim: int = 64
-    schedule: str = "cosine"  # better than linear at small resolutions (Nichol & Dhariwal)
-    diffusion_steps: int = 200  # T
-    steps: int = 1200  # optimiser updates (the budget; the same for both models)
-    batch_size: int = 32
-    lr: float = 2e-3  # Adam
-    ema_decay: float = 0.995  # sampling weights; warm-up min(decay, (1+n)/(10+n))
-    sample_nfe: int = 25  # DDIM steps when sampling
-    prediction: str = "v"  # what the network predicts: "v" (v = √ᾱ ε - σ x_0) or "eps"
-    conditional: bool = True  # False: every label is the null class (the control)
-
-    def __post_init__(self) -> None:
-        if self.prediction not in ("v", "eps"):
-            raise ValueError(f"prediction must be 'v' or 'eps', got {self.prediction!r}")
-        if not 1 <= self.sample_nfe <= self.diffusion_steps:
-            raise ValueError(f"sample_nfe must be within 1..{self.diffusion_steps}")
+# the config lives in a torch-free module (studies and docs read it without torch)
+from iclr25.core.style_check.configs import GeneratorConfig as GeneratorConfig
 
 
 class ConditionalUNet(UNet):

@@ -30,27 +30,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr25.core.style_check.configs import SSLConfig as SSLConfig
 from iclr25.core.style_check.generator import images_to_tensor, one_torch_thread
-
-
-@dataclass(frozen=True)
-class SSLConfig:
-    size_px: int = 32  # input side; works are resized (shorter side) and centre-cropped
-    steps: int = 400  # optimiser updates
-    batch_size: int = 32  # works per minibatch (2 views each)
-    lr: float = 2e-3
-    temperature: float = 0.2  # τ of NT-Xent
-    crop_scale: tuple[float, float] = (0.3, 1.0)  # share of the area a crop keeps
-    brightness: float = 0.1  # views scaled by a factor in [1 - b, 1 + b]
-    noise: float = 0.03  # σ of the pixel noise on [-1, 1]
-    max_train_works: int = 4096  # larger corpora: a random subset of this many works
 
 
 class StyleCNN(nn.Module):

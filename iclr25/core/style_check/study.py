@@ -46,9 +46,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from iclr25.core.style_check.check import CheckConfig
+from iclr25.core.style_check.configs import GeneratorConfig, SSLConfig
 from iclr25.core.style_check.deepmatch import DeepMatchConfig
-from iclr25.core.style_check.generator import GeneratorConfig
-from iclr25.core.style_check.ssl import SSLConfig
 
 CONDITIONS = ("heldout", "other_artists", "conditional", "unconditional")
 METRICS = ("set_attribution_rate", "set_classified_rate", "image_top1", "image_attributed")
