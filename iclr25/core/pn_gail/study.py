@@ -151,11 +151,10 @@ def paired(a: list[float], b: list[float]) -> dict:
     return {"mean": float(d.mean()), "ci95": t_interval(d), "per_seed": d.tolist()}
 
 
-def t_interval(values: np.ndarray, stats=None) -> list[float] | None:
+def t_interval(values: np.ndarray) -> list[float] | None:
     if len(values) < 2:
         return None
-    if stats is None:
-        from scipy import stats
+    from scipy import stats  # only with ≥ 2 seeds: a one-seed --quick run never loads scipy
     half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
     return [float(values.mean() - half), float(values.mean() + half)]
 
