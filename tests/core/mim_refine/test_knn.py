@@ -134,22 +134,19 @@ def test_vote_against_a_loop_and_its_tie_rule():
     assert vote(np.array([[0.5, 0.5]]), np.array([[3, 1]]), 4, 0.07)[0] == 1
 
 
-def test_topk_cosine_matches_a_full_sort_with_odd_chunks():
+@pytest.mark.parametrize(
+    ("n_bank", "n_query", "dim", "k", "chunk"),
+    [(97, 13, 5, 6, 4), (1000, 23, 7, 10, 5)],  # 2nd: past the group cut, with a tail group
+)
+def test_topk_cosine_matches_a_full_sort_with_odd_chunks(n_bank, n_query, dim, k, chunk):
     rng = np.random.default_rng(3)
-    bank, queries = standardise(rng.normal(size=(97, 5)), rng.normal(size=(13, 5)))
-    sims, index = topk_cosine_cpu(bank, queries, k=6, chunk=4)
+    bank, queries = standardise(rng.normal(size=(n_bank, dim)), rng.normal(size=(n_query, dim)))
+    sims, index = topk_cosine_cpu(bank, queries, k=k, chunk=chunk)
     full = queries.astype(np.float64) @ bank.T.astype(np.float64)
-    order = np.argsort(-full, axis=1)[:, :6]
+    order = np.argsort(-full, axis=1)[:, :k]
     np.testing.assert_array_equal(index, order)
     assert_close(sims, np.take_along_axis(full, order, 1), rtol=1e-5, atol=1e-6)
-    # past the group cut (grouped pre-selection) with a tail group, and no queries at all
-    bank, queries = standardise(rng.normal(size=(1000, 7)), rng.normal(size=(23, 7)))
-    sims, index = topk_cosine_cpu(bank, queries, k=10, chunk=5)
-    full = queries.astype(np.float64) @ bank.T.astype(np.float64)
-    order = np.argsort(-full, axis=1)[:, :10]
-    np.testing.assert_array_equal(index, order)
-    assert_close(sims, np.take_along_axis(full, order, 1), rtol=1e-5, atol=1e-6)
-    sims, index = topk_cosine_cpu(bank, queries[:0], k=3)
+    sims, index = topk_cosine_cpu(bank, queries[:0], k=3)  # no queries at all
     assert sims.shape == index.shape == (0, 3)
 
 
