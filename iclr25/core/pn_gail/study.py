@@ -155,6 +155,7 @@ def t_interval(values: np.ndarray) -> list[float] | None:
     if len(values) < 2:
         return None
     from scipy import stats  # only with ≥ 2 seeds: a one-seed --quick run never loads scipy
+
     half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
     return [float(values.mean() - half), float(values.mean() + half)]
 
