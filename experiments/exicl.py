@@ -5,6 +5,12 @@ from __future__ import annotations
 from experiments import Study
 
 STUDIES = {
+    "exicl-experiment": Study(
+        args=("exicl", "experiment", "--workers", "2"),
+        about="the headline at the issue's budget: 5 seeds, K = 5, 20 rounds × 32 guided "
+        "samples per constraint (max-entropy ICL with 400 likelihood steps per fit); about "
+        "23 CPU-minutes on an idle machine",
+    ),
     "exicl-experiment-quick": Study(
         args=("exicl", "experiment", "--quick", "--workers", "2"),
         about="the headline at the quick size (2 seeds, K = 3, 6 rounds × 16 guided samples "
