@@ -78,7 +78,8 @@ SeedsOpt = Annotated[int | None, typer.Option("--seeds", help="Seeds (default 5;
 
 CONSTRAINT_KEYS = (
     "constraints [{exact_feasible, gdv_feasible, gdv_witnesses, accepted, return_gap, "
-    "relative_gap, expert_violations, infeasible_cells, iou_with_true, lambda}]"
+    "relative_gap, expert_violations, verdict_certain, infeasible_cells, iou_with_true, "
+    "lambda}]"
 )
 TRAIN_KEYS = (
     "JSON results: saved_to, spec_digest, final_loss, loss_curve, legal_move_rate, "
@@ -91,7 +92,7 @@ RECOVER_KEYS = (
 )
 VERIFY_KEYS = (
     "JSON results: constraints [{exact_feasible, return_gap, relative_gap, expert_violations, "
-    "infeasible_cells, iou_with_true}], n_exact_feasible, n_distinct_feasible, "
+    "verdict_certain, infeasible_cells, iou_with_true}], n_exact_feasible, n_distinct_feasible, "
     "mean_pairwise_iou, relevant_cells."
 )
 EXPERIMENT_KEYS = (

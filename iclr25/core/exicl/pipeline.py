@@ -71,7 +71,7 @@ def fit_prior(problem: Problem, config: PriorConfig, seed: int, nominal: np.ndar
     rng = np.random.default_rng(seed + 1)
     pick = rng.integers(0, len(nominal), 256)
     unguided = sample(prior, nominal[pick, 0], nominal[pick, -1], seed + 2)
-    rate = legal_move_rate(problem.spec, unguided) if isinstance(problem.spec, GridSpec) else None
+    rate = legal_move_rate(problem.spec, unguided)
     prior.meta["legal_move_rate"] = rate
     report = {
         "final_loss": curve[-1],

@@ -52,6 +52,20 @@ def segment_cells(a: np.ndarray, b: np.ndarray, spec: PointSpec) -> np.ndarray:
     return cell_of(pts, spec)
 
 
+def legal_move_rate_point(spec: PointSpec, traj: np.ndarray) -> float:
+    """Share of the moves between consecutive states of samples (…, T, 2) (stays included)
+    that are legal in the continuous environment: both ends on the map [0, W−1] × [0, H−1],
+    no longer than ``max_step``, crossing no polygon edge and not passing through one."""
+    traj = np.asarray(traj, dtype=np.float64)
+    a = traj[..., :-1, :].reshape(-1, 2)
+    b = traj[..., 1:, :].reshape(-1, 2)
+    hi = np.array([spec.width - 1, spec.height - 1], dtype=np.float64)
+    on_map = ((a >= 0) & (a <= hi) & (b >= 0) & (b <= hi)).all(axis=1)
+    short = np.linalg.norm(b - a, axis=1) <= spec.max_step + 1e-9
+    legal = on_map & short & ~illegal_segments(a, b, spec.polygons)
+    return float(legal.mean())
+
+
 # ---------------------------------------------------------------------------------------
 # The lattice
 # ---------------------------------------------------------------------------------------

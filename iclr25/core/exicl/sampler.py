@@ -113,8 +113,15 @@ def decode_path(traj: np.ndarray, width: int, height: int) -> np.ndarray:
 
 def legal_move_rate(spec, traj: np.ndarray) -> float:
     """Share of the moves between consecutive rounded states (stays included) that are
-    legal on the grid with its known walls (one step, no wall, no corner cutting)."""
+    legal on the grid with its known walls (one step, no wall, no corner cutting); for a
+    point2d spec, of the continuous moves (:func:`.point2d.legal_move_rate_point`)."""
     from iclr25.core.exicl import grid
+    from iclr25.core.exicl.spec import PointSpec
+
+    if isinstance(spec, PointSpec):
+        from iclr25.core.exicl.point2d import legal_move_rate_point
+
+        return legal_move_rate_point(spec, traj)
 
     cells = to_cells(traj, spec.width, spec.height)
     bad = [grid.illegal_moves(spec, c, spec.walls) for c in cells]

@@ -31,6 +31,9 @@ class Verdicts:
             "return_gap": gap if np.isfinite(gap) else None,
             "relative_gap": float(self.relative_gap[m]) if np.isfinite(gap) else None,
             "expert_violations": int(self.expert_violations[m]),
+            # point2d: whether the verdict is the same at both ends of the lattice's error
+            # bound (:mod:`.point2d`); None on grid2d, where the check is exact
+            "verdict_certain": None if self.certain is None else bool(self.certain[m]),
         }
 
 
