@@ -24,7 +24,7 @@ import numpy as np
 from iclr25.core.pi_dion import fd, grf
 from iclr25.errors import InputError, UsageError
 
-PDES = ("reaction-diffusion", "helmholtz")
+PDES = ("reaction-diffusion", "helmholtz", "darcy")  # darcy: −(a u')' = 1, 1-D (:mod:`.darcy`)
 GRID_CELLS = 128  # the methods' grid: 129 points on [0, 1]
 FINE_FACTOR = 4  # the generator's grid is this much finer
 MIN_SENSORS = 8
@@ -53,7 +53,9 @@ class Problem:
 
     @property
     def c(self) -> float:
-        """The zeroth-order coefficient of 𝓛 = −d²/dx² + c."""
+        """The zeroth-order coefficient of 𝓛 = −d²/dx² + c (0 for darcy: none)."""
+        if self.pde == "darcy":
+            return 0.0
         return self.k if self.pde == "reaction-diffusion" else -(self.kappa**2)
 
 
@@ -64,6 +66,8 @@ def validate(p: Problem) -> None:
         raise UsageError(f"k = {p.k} is negative", "use k ≥ 0 (or --pde helmholtz)")
     if p.dim not in (1, 2):
         raise UsageError(f"--dim {p.dim}", "use --dim 1 or --dim 2")
+    if p.pde == "darcy" and p.dim != 1:
+        raise UsageError("--pde darcy --dim 2 is not built (darcy is 1-D)", "use --dim 1")
     if p.pde == "helmholtz":
         _check_resonance(p.kappa, p.dim)
     if p.noise < 0:
