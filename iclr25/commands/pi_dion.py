@@ -428,8 +428,10 @@ def _check_darcy_compare(model, baselines, test_per_seed: bool) -> None:
     for flag, given in (("--model", model), ("--baselines", baselines),
                         ("--test-per-seed", test_per_seed or None)):  # fmt: skip
         if given is not None:
-            raise UsageError(f"{flag} is not built for --pde darcy (no bundled darcy models)",
-                             f"drop {flag}: compare --pde darcy trains every network per seed")  # fmt: skip
+            raise UsageError(
+                f"{flag} is not built for --pde darcy (no bundled darcy models)",
+                f"drop {flag}: compare --pde darcy trains every network per seed",
+            )
 
 
 def _compare_darcy(run: Run, p, sizes, quick: bool, parallel) -> None:

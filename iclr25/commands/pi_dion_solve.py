@@ -137,8 +137,10 @@ def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path 
     key = "g" if p.pde == "darcy" else "f"
     if labels:
         if measurements is None:
-            raise UsageError("--labels N reads labels from --measurements FILE",
-                             f"give an NPZ with grid and {key} (e.g. generate's test.npz)")  # fmt: skip
+            raise UsageError(
+                "--labels N reads labels from --measurements FILE",
+                f"give an NPZ with grid and {key} (e.g. generate's test.npz)",
+            )
         grid, f = meas.read_labels(source, labels, key)
     if meas.identifiable_fraction(data.x) < 1:
         run.warn("the sensors cover part of Ω only: f outside their hull is not determined "
