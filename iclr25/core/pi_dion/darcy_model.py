@@ -11,7 +11,12 @@ Scaling (ours; the linear rescaling does not apply, the problem is nonlinear): t
 exact invariance of −(a u')' = 1 is a ↦ c a, u ↦ u / c. The branches see d / s, u_θ is
 multiplied by s and g_θ shifted by −log(s / u_ref), so the map d ↦ (u_θ, a_θ) is exactly
 equivariant under it (c × the data gives a / c). Both branches start at O(1) whatever the
-level of a; the residual a_θ u_θ'' is free of s.
+level of a; the residual a_θ u_θ'' is free of s. The shapes d / s differ little from
+instance to instance (u > 0, one hump), so the branch inputs are also standardised per
+sensor, z = (d/s − mean) / spread, with the mean and spread of d/s over the unlabelled
+training data (buffers ``z_mean``, ``z_std``, saved with the model). Measured on 1,000
+instances (1,000 Adam steps, batch 100): the sensor misfit stalled at 0.015 (mean square,
+relative to s²) without it, 0.0066 with it.
 
 Residual (PDE loss) at collocation points, on the trunk only: (τ, τ', τ'') by the forward
 Taylor propagation of :func:`.model.taylor_trunk` once per collocation set, then
@@ -44,7 +49,11 @@ from iclr25.core.pi_dion.model import EPS_SCALE, mlp, taylor_trunk
 from iclr25.core.pi_dion.recipe import TrainConfig
 
 DTYPE = train.DTYPE
-W_RES = 0.01  # weight of the residual term (the sensor term is relative to s²)
+# weight of the residual term (the sensor term is relative to s²). Chosen on one seed's
+# training data and a 100-instance probe set (seed 20250101, not the study's held-out draw;
+# 1,000 Adam + 150 L-BFGS steps): rel. L² of a
+# 0.43 at 0.01, 0.39 at 0.1, 0.48 at 1 (the misfit grows faster than the residual falls)
+W_RES = 0.1
 
 
 @dataclass(frozen=True)
@@ -72,11 +81,14 @@ class DarcyPIDION(nn.Module):
         self.trunk = mlp(1, w, depth, p)
         self.branch_u = mlp(config.sensors, w, depth, p)
         self.branch_g = mlp(config.sensors, w, depth, p)
+        # per-sensor mean and spread of d/s over the training data (set by :func:`standardise`)
+        self.register_buffer("z_mean", torch.zeros(config.sensors))
+        self.register_buffer("z_std", torch.ones(config.sensors))
 
     def coefficients(self, d: torch.Tensor):
         """(s b^R (N, p), b^I (N, p), the shift −log(s/u_ref) (N, 1)) for data ``d`` (N, m)."""
         s = d.pow(2).mean(1, keepdim=True).sqrt().clamp_min(EPS_SCALE)  # (N, 1)
-        z = d / s
+        z = (d / s - self.z_mean) / self.z_std
         return self.branch_u(z) * s, self.branch_g(z), -torch.log(s / self.config.u_ref)
 
     def fields(self, d: torch.Tensor, x: torch.Tensor):
@@ -102,10 +114,20 @@ class DarcyPIDION(nn.Module):
         return res, coef_u @ phi[n:].T
 
 
-def _new_model(cfg: TrainConfig, sensors: np.ndarray, seed: int) -> DarcyPIDION:
+def standardise(model: DarcyPIDION, d: np.ndarray) -> None:
+    """Set the branch inputs' per-sensor mean and spread from the data d (N, m) alone."""
+    z = d / np.sqrt((d**2).mean(1, keepdims=True)).clip(EPS_SCALE)  # (N, m)
+    spread = z.std(0) if len(d) > 1 else np.ones(d.shape[1])
+    model.z_mean.copy_(torch.as_tensor(z.mean(0), dtype=DTYPE))
+    model.z_std.copy_(torch.as_tensor(np.maximum(spread, 1e-3), dtype=DTYPE))
+
+
+def _new_model(cfg: TrainConfig, sensors: np.ndarray, d: np.ndarray, seed: int) -> DarcyPIDION:
     torch.manual_seed(seed)
     net = DarcyNetConfig(len(sensors), cfg.width, cfg.depth, cfg.basis, u_reference(sensors))
-    return DarcyPIDION(net).to(DTYPE)
+    model = DarcyPIDION(net).to(DTYPE)
+    standardise(model, d)
+    return model
 
 
 def label_free_loss(model: DarcyPIDION, data: torch.Tensor, z: torch.Tensor, w_res: float):
@@ -123,7 +145,7 @@ def train_darcy(d: np.ndarray, sensors: np.ndarray, cfg: TrainConfig, seed: int,
                 progress=None, on_loss=None) -> tuple[DarcyPIDION, float]:  # fmt: skip
     """Label-free: only the noisy sensor data ``d`` (N, m) and their positions (m,). The
     residual weight is :data:`W_RES` (``cfg.w_res`` is the linear problems')."""
-    model = _new_model(cfg, sensors, seed)
+    model = _new_model(cfg, sensors, d, seed)
     data = torch.as_tensor(d, dtype=DTYPE)
     z = torch.as_tensor(sensors, dtype=DTYPE)
     loss_of = label_free_loss(model, data, z, W_RES)
@@ -134,7 +156,7 @@ def train_supervised_darcy(d: np.ndarray, sensors: np.ndarray, g: np.ndarray, gr
                            cfg: TrainConfig, seed: int, progress=None,
                            on_loss=None) -> tuple[DarcyPIDION, float]:  # fmt: skip
     """DeepONet on N labelled pairs (d_i, g_i on ``grid``): MSE on g only (u branch frozen)."""
-    model = _new_model(cfg, sensors, seed)
+    model = _new_model(cfg, sensors, d, seed)
     model.branch_u.requires_grad_(False)
     data = torch.as_tensor(d, dtype=DTYPE)
     target = torch.as_tensor(g, dtype=DTYPE)
