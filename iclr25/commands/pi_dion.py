@@ -6,8 +6,11 @@ Subcommands: ``generate`` (training and held-out data from the Matérn prior, so
 Bayes mean) and ``compare`` (PI-DION without labels against supervised DeepONets
 with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
 mean, over seeds, with a pass condition fixed in code). The method lives in
-:mod:`iclr25.core.pi_dion`. ``--dim 2`` for every subcommand; not built yet: darcy
-(see docs/pi-dion.md, "Status").
+:mod:`iclr25.core.pi_dion`. ``--dim 2`` for every subcommand. ``--pde darcy`` (1-D,
+−(a u')' = 1, unknown a = exp(g)) for ``generate``, ``train``, ``solve`` (pi-dion or
+Tikhonov–Gauss–Newton; no Bayes: nonlinear) and ``compare`` (no Bayes row); ``noise``,
+``--dim 2``, ``--k``/``--kappa`` and bundled models are refused for darcy (see
+docs/pi-dion.md, "darcy").
 """
 
 from __future__ import annotations
@@ -255,7 +258,8 @@ COLLOCATION_2D = 1024  # random residual points per step in (0,1)² (128 in 1-D)
 SOLVE_KEYS = (
     "method, grid, f, u (a row per instance), instances, sensors, identifiable_fraction, "
     "residual_rel, misfit_rel (per instance), noise_std, model; tikhonov also alpha_rule "
-    "(discrepancy or gcv), log10_alpha, noise_std_estimate (gcv, per instance)"
+    "(discrepancy or gcv), log10_alpha, noise_std_estimate (gcv, per instance); --pde darcy: "
+    "a, g instead of f, and discrepancy_reached (tikhonov)"
 )
 
 
@@ -309,7 +313,9 @@ COMPARE_KEYS = (
     "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
     "inference_ms_per_instance, final_train_loss (per trained method, per seed), "
     "labels_to_match, labels_to_match_where, pass_condition, "
-    "effect_reproduced, verdict, identifiable_fraction, problem"
+    "effect_reproduced, verdict, identifiable_fraction, problem; --pde darcy: rel_l2_a, "
+    "rel_l2_g, rel_l2_u, rel_l2_a_near_flux_zero, rel_l2_a_away instead of the f keys, no "
+    "Bayes row"
 )
 
 

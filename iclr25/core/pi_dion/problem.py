@@ -2,7 +2,8 @@
 
 Mapping to the paper (Cho & Son 2025, notation partly ours): 𝓛u = −u'' + c u with
 c = k (reaction–diffusion) or c = −κ² (Helmholtz) on Ω = (0,1), u = 0 on ∂Ω; the unknown
-is the source f; the data are u at the sensor set Ω_m plus noise.
+is the source f; the data are u at the sensor set Ω_m plus noise. ``darcy`` is in the PDE
+menu too (1-D only); its generator is :mod:`.darcy` (nonlinear, unknown a = exp(g)).
 
 Choices (ours, the paper's settings could not be read):
 - f is drawn on the full fine grid (4·128 + 1 points) from a Matérn GRF (ν = 2.5,
