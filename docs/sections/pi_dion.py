@@ -229,7 +229,8 @@ def render_darcy(sources) -> str:
         f"{num(p['n_test'])} held-out instances, {res['seeds']} seeds, {_budget(p)}. "
         "PI-DION and the supervised DeepONets (target g) are trained per seed with one recipe; "
         "Tikhonov–Gauss–Newton is deterministic on the one held-out set (interval width 0). "
-        f"No Bayes row: {res['bayes']}. Pass condition (fixed in code before the run): "
+        f"No Bayes row ({res['bayes'].removeprefix('none: ')}). Pass condition (fixed in "
+        "code before the run): "
         f"{res['pass_condition']}."
     )
     losses = ", ".join(num(v) for v in res["final_train_loss"]["pi_dion"])

@@ -104,3 +104,11 @@ def test_a_darcy_model_is_refused_for_another_pde(inproc, darcy_data, tmp_path):
                  "--out", out)  # fmt: skip
     assert res.exit_code == 2 and "the model is for darcy" in error_line(res.stderr)
     assert not out.exists()
+
+
+def test_a_linear_model_trained_beside_darcy_data_skips_the_held_out_score(inproc, darcy_data):
+    """test.npz of darcy holds g, not f: the linear held-out score is skipped, no crash."""
+    res = inproc("pi-dion", "train", "--data", darcy_data, "--steps", "1", "--width", "8",
+                 "--basis", "4", "--json", "--quiet")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["results"]["held_out"] is None
