@@ -41,6 +41,11 @@ verdict; a study is one command line at the size the docs report.
   Gauss–Newton with the discrepancy principle; no Bayes row (nonlinear). Sized for about
   10 CPU-minutes. Pass condition (fixed in :mod:`iclr25.core.pi_dion.darcy_compare` before
   the run): labels_to_match ≥ 100 on the rel. L² error of a.
+- ``pi-dion-compare-darcy-long``: the budget check for the darcy study: the same data and
+  seeds with twice the recipe (3,000 Adam + 400 L-BFGS steps) for PI-DION and the one
+  supervised net N = 1000 (with one label count the pass condition reads: PI-DION beats
+  the N = 1000 net, ``above_grid``, or not); does PI-DION's gap to Tikhonov close with
+  budget?
 """
 
 from __future__ import annotations
@@ -139,6 +144,32 @@ STUDIES = {
         about="darcy 1-D, a = exp(g), full sensors, noise 0.01: PI-DION (no labels) vs "
         "supervised DeepONets on g (N = 10, 100, 1000), same recipe, and Tikhonov–Gauss–Newton "
         "(discrepancy principle); 3 seeds, no Bayes row (nonlinear)",
+    ),
+    "pi-dion-compare-darcy-long": Study(
+        args=(
+            "pi-dion",
+            "compare",
+            "--pde",
+            "darcy",
+            "--n-train",
+            "1000",
+            "--n-test",
+            "200",
+            "--seeds",
+            "3",
+            "--labels",
+            "1000",
+            "--steps",
+            "3000",
+            "--batch",
+            "100",
+            "--lbfgs-steps",
+            "400",
+            *RESUMABLE,
+        ),  # fmt: skip
+        about="darcy budget check: pi-dion-compare-darcy with twice the recipe (3,000 Adam + "
+        "400 L-BFGS steps) for PI-DION and the supervised net N = 1000, Tikhonov–Gauss–Newton; "
+        "3 seeds",
     ),
     "pi-dion-compare-subdomain": Study(
         args=(
