@@ -343,7 +343,10 @@ def compare_command(
     width: Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")] = 64,
     basis: Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")] = 16,
     quick: Annotated[
-        bool, typer.Option("--quick", help="200 train / 100 test, 3 seeds, N = 10,100, 300 steps.")
+        bool,
+        typer.Option(
+            "--quick", help="200 train / 100 test (darcy: 40), 3 seeds, N = 10,100, 300 steps."
+        ),
     ] = False,
     model: Annotated[
         str | None,
