@@ -35,6 +35,17 @@ verdict; a study is one command line at the size the docs report.
   500 held-out instances) with PI-DION retrained per level by half the bundled model's
   recipe (1,500 full-batch Adam + 250 L-BFGS steps, ≈ 65 CPU-s per level): the full recipe
   (≈ 140 CPU-s per level) did not fit beside the 5-seed compare in the round's CPU budget.
+- ``pi-dion-compare-darcy``: darcy (−(a u')' = 1, a = exp(g)), 1,000 unlabelled / 200
+  held-out instances, 3 seeds; PI-DION and the supervised DeepONets (target g; N = 10, 100,
+  1000) each get 1,500 Adam steps (batch 100) + 200 L-BFGS steps, against Tikhonov by
+  Gauss–Newton with the discrepancy principle; no Bayes row (nonlinear). Sized for about
+  10 CPU-minutes. Pass condition (fixed in :mod:`iclr25.core.pi_dion.darcy_compare` before
+  the run): labels_to_match ≥ 100 on the rel. L² error of a.
+- ``pi-dion-compare-darcy-long``: the budget check for the darcy study: the same data and
+  seeds with twice the recipe (3,000 Adam + 400 L-BFGS steps) for PI-DION and the one
+  supervised net N = 1000 (with one label count the pass condition reads: PI-DION beats
+  the N = 1000 net, ``above_grid``, or not); does PI-DION's gap to Tikhonov close with
+  budget?
 """
 
 from __future__ import annotations
@@ -107,6 +118,58 @@ STUDIES = {
         about="stability: six noise levels 0.001–0.05, PI-DION retrained per level with half "
         "the bundled recipe (1,000 unlabelled inputs), Tikhonov, Bayes on 500 held-out "
         "instances; fitted slope vs 2ν/(2ν+4+d) = 0.5",
+    ),
+    "pi-dion-compare-darcy": Study(
+        args=(
+            "pi-dion",
+            "compare",
+            "--pde",
+            "darcy",
+            "--n-train",
+            "1000",
+            "--n-test",
+            "200",
+            "--seeds",
+            "3",
+            "--labels",
+            "10,100,1000",
+            "--steps",
+            "1500",
+            "--batch",
+            "100",
+            "--lbfgs-steps",
+            "200",
+            *RESUMABLE,
+        ),  # fmt: skip
+        about="darcy 1-D, a = exp(g), full sensors, noise 0.01: PI-DION (no labels) vs "
+        "supervised DeepONets on g (N = 10, 100, 1000), same recipe, and Tikhonov–Gauss–Newton "
+        "(discrepancy principle); 3 seeds, no Bayes row (nonlinear)",
+    ),
+    "pi-dion-compare-darcy-long": Study(
+        args=(
+            "pi-dion",
+            "compare",
+            "--pde",
+            "darcy",
+            "--n-train",
+            "1000",
+            "--n-test",
+            "200",
+            "--seeds",
+            "3",
+            "--labels",
+            "1000",
+            "--steps",
+            "3000",
+            "--batch",
+            "100",
+            "--lbfgs-steps",
+            "400",
+            *RESUMABLE,
+        ),  # fmt: skip
+        about="darcy budget check: pi-dion-compare-darcy with twice the recipe (3,000 Adam + "
+        "400 L-BFGS steps) for PI-DION and the supervised net N = 1000, Tikhonov–Gauss–Newton; "
+        "3 seeds",
     ),
     "pi-dion-compare-subdomain": Study(
         args=(

@@ -8,6 +8,8 @@
 - ``baselines``: the bundled supervised DeepONets' log (iclr25/data/pi_dion/baselines_log.json).
 - ``noise``: the stability study (experiments/results/pi-dion-noise.json).
 - ``bench``: the physics-loss benchmark (benchmarks/results/pi-dion.json).
+- ``darcy``: the darcy study and its budget check
+  (experiments/results/pi-dion-compare-darcy.json, pi-dion-compare-darcy-long.json).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ COMPARE_2D = "experiments/results/pi-dion-compare-2d.json"
 BASELINES = "iclr25/data/pi_dion/baselines_log.json"
 NOISE = "experiments/results/pi-dion-noise.json"
 BENCH = "benchmarks/results/pi-dion.json"
+DARCY = "experiments/results/pi-dion-compare-darcy.json"
+DARCY_LONG = "experiments/results/pi-dion-compare-darcy-long.json"
 
 
 def _table(res: dict, outside: bool) -> str:
@@ -205,6 +209,43 @@ def render_bench(sources) -> str:
     return "\n\n".join([head, table, targets_table(doc)])
 
 
+def _darcy_block(doc: dict, title: str) -> str:
+    res = doc["document"]["results"]
+    p = res["problem"]
+    rows = []
+    for name in res["methods"]:
+        cells = [res[k][name] for k in ("rel_l2_a", "rel_l2_g", "rel_l2_u")]
+        rows.append([f"`{name}`", *[interval(c["mean"], c["ci_low"], c["ci_high"]) if c else "—"
+                                    for c in cells],
+                     num(res["rel_l2_a_near_flux_zero"][name]["mean"]),
+                     num(res["rel_l2_a_away"][name]["mean"]),
+                     num(res["inference_ms_per_instance"][name])])  # fmt: skip
+    headers = ["method", "rel. L² a [95% CI]", "rel. L² g [95% CI]", "rel. L² u [95% CI]",
+               "a near flux zero", "a away", "ms / instance"]  # fmt: skip
+    head = (
+        f"**{title}** (study `{doc['name']}`, {num(doc['seconds'])} s): −(a u')' = 1, a = exp(g), "
+        f"g from the Matérn prior (ν = {num(p['nu'])}, ℓ = {num(p['ell'])}), sensors "
+        f"{p['sensors']} ({p['n_sensors']}), noise {num(p['noise'])} (σ = "
+        f"{num(p['noise_std'])}), {num(p['n_train'])} unlabelled training inputs, "
+        f"{num(p['n_test'])} held-out instances, {res['seeds']} seeds, {_budget(p)}. "
+        "PI-DION and the supervised DeepONets (target g) are trained per seed with one recipe; "
+        "Tikhonov–Gauss–Newton is deterministic on the one held-out set (interval width 0). "
+        f"No Bayes row ({res['bayes'].removeprefix('none: ')}). Pass condition (fixed in "
+        "code before the run): "
+        f"{res['pass_condition']}."
+    )
+    losses = ", ".join(num(v) for v in res["final_train_loss"]["pi_dion"])
+    trained = f"PI-DION's loss after training, per seed: {losses}."
+    parts = [head, md_table(rows, headers), trained, f"Verdict: {res['verdict']}"]
+    return "\n\n".join(parts)
+
+
+def render_darcy(sources) -> str:
+    blocks = [_darcy_block(sources.load(DARCY), "darcy"),
+              _darcy_block(sources.load(DARCY_LONG), "darcy, twice the recipe")]  # fmt: skip
+    return "\n\n".join(blocks)
+
+
 SECTIONS = {
     "compare": render_compare,
     "bundled": render_bundled,
@@ -213,4 +254,5 @@ SECTIONS = {
     "baselines": render_baselines,
     "noise": render_noise,
     "bench": render_bench,
+    "darcy": render_darcy,
 }

@@ -6,8 +6,11 @@ Subcommands: ``generate`` (training and held-out data from the Matérn prior, so
 Bayes mean) and ``compare`` (PI-DION without labels against supervised DeepONets
 with N labels, Tikhonov with the discrepancy principle and the exact Bayes posterior
 mean, over seeds, with a pass condition fixed in code). The method lives in
-:mod:`iclr25.core.pi_dion`. ``--dim 2`` for every subcommand; not built yet: darcy
-(see docs/pi-dion.md, "Status").
+:mod:`iclr25.core.pi_dion`. ``--dim 2`` for every subcommand. ``--pde darcy`` (1-D,
+−(a u')' = 1, unknown a = exp(g)) for ``generate``, ``train``, ``solve`` (pi-dion or
+Tikhonov–Gauss–Newton; no Bayes: nonlinear) and ``compare`` (no Bayes row); ``noise``,
+``--dim 2``, ``--k``/``--kappa`` and bundled models are refused for darcy (see
+docs/pi-dion.md, "darcy").
 """
 
 from __future__ import annotations
@@ -26,12 +29,20 @@ HELP = "Label-free inverse operators (PI-DION) for PDE inverse problems, against
 app = typer.Typer(no_args_is_help=True, help=HELP)
 
 PdeOpt = Annotated[
-    str, typer.Option("--pde", help="reaction-diffusion (−u''+ku=f) or helmholtz (−u''−κ²u=f).")
+    str,
+    typer.Option(
+        "--pde",
+        help="reaction-diffusion (−u''+ku=f), helmholtz (−u''−κ²u=f) or darcy (−(au')'=1, "
+        "unknown a = exp(g), 1-D).",
+    ),
 ]
 KOpt = Annotated[
-    float, typer.Option("--k", help="Reaction coefficient k ≥ 0 (reaction-diffusion).")
+    float | None,
+    typer.Option("--k", help="Reaction coefficient k ≥ 0 (reaction-diffusion; default 1)."),
 ]
-KappaOpt = Annotated[float, typer.Option("--kappa", help="Wavenumber κ (helmholtz).")]
+KappaOpt = Annotated[
+    float | None, typer.Option("--kappa", help="Wavenumber κ (helmholtz; default 6).")
+]
 NuOpt = Annotated[float, typer.Option("--nu", help="Matérn smoothness ν of the prior of f.")]
 EllOpt = Annotated[float, typer.Option("--ell", help="Matérn length scale ℓ of the prior of f.")]
 NoiseOpt = Annotated[
@@ -48,12 +59,27 @@ SensorsOpt = Annotated[
 DimOpt = Annotated[int, typer.Option("--dim", help="Space dimension: 1 or 2.")]
 
 
-def _problem(pde: str, dim: int, k: float, kappa: float, nu: float, ell: float, noise: float,
-             sensors: str, two_d: bool = False):  # fmt: skip
+def coefficients(pde: str, k: float | None, kappa: float | None) -> tuple[float, float]:
+    """(k, κ) with their defaults (1, 6); --k or --kappa with darcy is an error (darcy has
+    neither: an option that would be silently ignored is refused)."""
+    from iclr25.errors import UsageError
+
+    if pde == "darcy" and (k is not None or kappa is not None):
+        given = "--k" if k is not None else "--kappa"
+        raise UsageError(f"{given} does not apply to --pde darcy (−(a u')' = 1 has no k or κ)",
+                         f"drop {given}")  # fmt: skip
+    return (1.0 if k is None else k), (6.0 if kappa is None else kappa)
+
+
+def _problem(pde: str, dim: int, k: float | None, kappa: float | None, nu: float, ell: float,
+             noise: float, sensors: str, two_d: bool = False):  # fmt: skip
     """The checked problem; ``two_d``: the caller handles --dim 2 (generate, train, compare)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
+    k, kappa = coefficients(pde, k, kappa)
+    if pde == "darcy" and dim == 2:
+        raise UsageError("--pde darcy --dim 2 is not built (darcy is 1-D)", "use --dim 1")
     if dim not in (1, 2):
         raise UsageError(f"--dim {dim} is not a dimension here", "use --dim 1 or --dim 2")
     if dim == 2 and two_d:
@@ -90,8 +116,8 @@ def _warn_partial(run: Run, p) -> None:
 def generate_command(
     pde: PdeOpt = "reaction-diffusion",
     dim: DimOpt = 1,
-    k: KOpt = 1.0,
-    kappa: KappaOpt = 6.0,
+    k: KOpt = None,
+    kappa: KappaOpt = None,
     nu: NuOpt = 2.5,
     ell: EllOpt = 0.2,
     noise: NoiseOpt = 0.01,
@@ -117,6 +143,9 @@ def generate_command(
         _generate_2d(run, p, n_train, n_test)
         return
     _warn_partial(run, p)
+    if p.pde == "darcy":
+        _generate_darcy(run, p, n_train, n_test)
+        return
     ops = problem.operators(p)
     rng = np.random.default_rng(run.seed)
     with run.timer("generate_s"):
@@ -153,6 +182,25 @@ def _generate_2d(run: Run, p, n_train: int, n_test: int) -> None:
                          "dim": 2})  # fmt: skip
 
 
+def _generate_darcy(run: Run, p, n_train: int, n_test: int) -> None:
+    """darcy: train.npz as for the linear PDEs; test.npz holds g, a = exp(g) and u_true on
+    the 129-point grid (no f)."""
+    import numpy as np
+
+    from iclr25.core.pi_dion import darcy
+
+    rng = np.random.default_rng(run.seed)
+    with run.timer("generate_s"):
+        train_set = darcy.generate(p, n_train, rng)
+        test_set = darcy.generate(p, n_test, rng)
+    np.savez(run.artifact_path("train.npz"), x=train_set.x[:, None], u=train_set.d)
+    np.savez(run.artifact_path("test.npz"), x=test_set.x[:, None], u=test_set.d,
+             grid=test_set.grid, g=test_set.g, a=test_set.a, u_true=test_set.u)  # fmt: skip
+    results = {"files": ["train.npz", "test.npz"], "n_train": n_train, "n_test": n_test,
+               "sensors": len(train_set.x), "noise_std": train_set.noise_std}  # fmt: skip
+    run.finish(results, {"pde": p.pde, "nu": p.nu, "ell": p.ell, "noise": p.noise})
+
+
 StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.")]
 WidthOpt = Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")]
 BasisOpt = Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")]
@@ -173,8 +221,8 @@ def train_command(
     ] = None,  # fmt: skip
     pde: PdeOpt = "reaction-diffusion",
     dim: DimOpt = 1,
-    k: KOpt = 1.0,
-    kappa: KappaOpt = 6.0,
+    k: KOpt = None,
+    kappa: KappaOpt = None,
     steps: StepsOpt = 4000,
     width: WidthOpt = 64,
     basis: BasisOpt = 16,
@@ -210,7 +258,8 @@ COLLOCATION_2D = 1024  # random residual points per step in (0,1)² (128 in 1-D)
 SOLVE_KEYS = (
     "method, grid, f, u (a row per instance), instances, sensors, identifiable_fraction, "
     "residual_rel, misfit_rel (per instance), noise_std, model; tikhonov also alpha_rule "
-    "(discrepancy or gcv), log10_alpha, noise_std_estimate (gcv, per instance)"
+    "(discrepancy or gcv), log10_alpha, noise_std_estimate (gcv, per instance); --pde darcy: "
+    "a, g instead of f, and discrepancy_reached (tikhonov)"
 )
 
 
@@ -240,8 +289,8 @@ def solve_command(
     grid: Annotated[int, typer.Option("--grid", help="Output points on [0, 1].")] = 129,
     pde: PdeOpt = "reaction-diffusion",
     dim: DimOpt = 1,
-    k: KOpt = 1.0,
-    kappa: KappaOpt = 6.0,
+    k: KOpt = None,
+    kappa: KappaOpt = None,
     nu: NuOpt = 2.5,
     ell: EllOpt = 0.2,
     noise: NoiseOpt = 0.01,
@@ -254,6 +303,7 @@ def solve_command(
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.core.pi_dion.solve import SolveConfig
 
+    k, kappa = coefficients(pde, k, kappa)
     p = Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise)
     run_solve(run, p, dim, SolveConfig(method, grid, noise_std), measurements, model)
 
@@ -263,7 +313,9 @@ COMPARE_KEYS = (
     "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
     "inference_ms_per_instance, final_train_loss (per trained method, per seed), "
     "labels_to_match, labels_to_match_where, pass_condition, "
-    "effect_reproduced, verdict, identifiable_fraction, problem"
+    "effect_reproduced, verdict, identifiable_fraction, problem; --pde darcy: rel_l2_a, "
+    "rel_l2_g, rel_l2_u, rel_l2_a_near_flux_zero, rel_l2_a_away instead of the f keys, no "
+    "Bayes row"
 )
 
 
@@ -271,8 +323,8 @@ COMPARE_KEYS = (
 def compare_command(
     pde: PdeOpt = "reaction-diffusion",
     dim: DimOpt = 1,
-    k: KOpt = 1.0,
-    kappa: KappaOpt = 6.0,
+    k: KOpt = None,
+    kappa: KappaOpt = None,
     nu: NuOpt = 2.5,
     ell: EllOpt = 0.2,
     noise: NoiseOpt = 0.01,
@@ -291,7 +343,10 @@ def compare_command(
     width: Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")] = 64,
     basis: Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")] = 16,
     quick: Annotated[
-        bool, typer.Option("--quick", help="200 train / 100 test, 3 seeds, N = 10,100, 300 steps.")
+        bool,
+        typer.Option(
+            "--quick", help="200 train / 100 test (darcy: 40), 3 seeds, N = 10,100, 300 steps."
+        ),
     ] = False,
     model: Annotated[
         str | None,
@@ -345,6 +400,11 @@ def compare_command(
                          "drop it: compare --dim 2 trains them per seed")  # fmt: skip
     if not quick:  # --quick replaces seeds, sizes and recipe
         _check_sizes(seeds, n_test, train_cfg)
+    if p.pde == "darcy":
+        _check_darcy_compare(model, baselines, test_per_seed)
+        _compare_darcy(run, p, (n_train, n_test, seeds, label_grid, train_cfg), quick,
+                       (workers, scheduler, no_cache))  # fmt: skip
+        return
 
     from iclr25 import parallel_options
     from iclr25.commands.pi_dion_render import render_compare
@@ -371,6 +431,41 @@ def compare_command(
     run.finish(results, config, render_compare)
 
 
+def _check_darcy_compare(model, baselines, test_per_seed: bool) -> None:
+    from iclr25.errors import UsageError
+
+    for flag, given in (("--model", model), ("--baselines", baselines),
+                        ("--test-per-seed", test_per_seed or None)):  # fmt: skip
+        if given is not None:
+            raise UsageError(
+                f"{flag} is not built for --pde darcy (no bundled darcy models)",
+                f"drop {flag}: compare --pde darcy trains every network per seed",
+            )
+
+
+def _compare_darcy(run: Run, p, sizes, quick: bool, parallel) -> None:
+    """darcy: PI-DION vs supervised DeepONets (target g) and Tikhonov–Gauss–Newton; no
+    Bayes row (nonlinear: no closed-form posterior mean)."""
+    from iclr25 import parallel_options
+    from iclr25.commands.pi_dion_render import render_compare_darcy
+    from iclr25.core.pi_dion import darcy_compare
+
+    n_train, n_test, seeds, label_grid, train_cfg = sizes
+    config = darcy_compare.DarcyCompareConfig(p, n_train, n_test, seeds, label_grid, train_cfg)
+    if quick:
+        config = darcy_compare.quick(config)
+    _check_sizes(config.seeds, config.n_test, config.train)
+    _warn_partial(run, p)
+    execution = parallel_options.execution(*parallel)
+    total = darcy_compare.n_tasks(config)
+    with run.progress("seed × method", total=total) as advance, run.timer("compare_s"):
+        results, outcome = darcy_compare.run_compare(config, run.seed, execution, advance)
+    parallel_options.report(run, outcome)
+    if not results["effect_reproduced"]:
+        run.warn("the paper's effect did not appear here: " + results["verdict"])
+    run.finish(results, config, render_compare_darcy)
+
+
 NOISE_KEYS = (
     "noise_levels, methods, rel_l2_f, root_nmse_f (per method, per level), fitted_slope "
     "(per method: slope, ci_low, ci_high), predicted_slope, rate_reproduced, pass_condition, "
@@ -382,8 +477,8 @@ NOISE_KEYS = (
 def noise_command(
     pde: PdeOpt = "reaction-diffusion",
     dim: DimOpt = 1,
-    k: KOpt = 1.0,
-    kappa: KappaOpt = 6.0,
+    k: KOpt = None,
+    kappa: KappaOpt = None,
     nu: NuOpt = 2.5,
     ell: EllOpt = 0.2,
     methods: Annotated[
@@ -413,6 +508,11 @@ def noise_command(
     from iclr25.core.pi_dion import noise, train
 
     p = _problem(pde, dim, k, kappa, nu, ell, 0.01, "full", two_d=True)
+    if p.pde == "darcy":
+        from iclr25.errors import UsageError
+
+        raise UsageError("`noise` is not built for --pde darcy",
+                         "use compare --pde darcy, or --pde reaction-diffusion")  # fmt: skip
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
     recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps,
                                collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip

@@ -24,3 +24,22 @@ def render_compare(console, results) -> None:
     )
     console.print(rows_table(rows, list(rows[0]), title=title))
     console.print(results["verdict"])
+
+
+def render_compare_darcy(console, results) -> None:
+    from iclr25.output import rows_table
+
+    def cell(v):
+        return f"{v['mean']:.4f} [{v['ci_low']:.4f}, {v['ci_high']:.4f}]" if v else "—"
+
+    rows = [{"method": name,
+             "rel L² a": cell(results["rel_l2_a"][name]),
+             "rel L² g": cell(results["rel_l2_g"][name]),
+             "rel L² u": cell(results["rel_l2_u"][name]),
+             "a near flux zero": f"{results['rel_l2_a_near_flux_zero'][name]['mean']:.3f}",
+             "a away": f"{results['rel_l2_a_away'][name]['mean']:.3f}",
+             "ms/instance": f"{results['inference_ms_per_instance'][name]:.3g}"}
+            for name in results["methods"]]  # fmt: skip
+    title = f"pi-dion compare: darcy, {results['seeds']} seeds, 95% t-intervals (no Bayes row)"
+    console.print(rows_table(rows, list(rows[0]), title=title))
+    console.print(results["verdict"])

@@ -31,8 +31,8 @@ def _held_out(data_dir: Path | None, saved_like, x) -> dict | None:
     if path is None or not path.is_file():
         return None
     with np.load(path) as npz:
-        if not np.allclose(np.ravel(npz["x"]), x):
-            return None
+        if "f" not in npz or not np.allclose(np.ravel(npz["x"]), x):
+            return None  # another layout, or a darcy test set (g, not f)
         d, grid, f, u = npz["u"], npz["grid"], npz["f"], npz["u_true"]
     u_hat, f_hat = train.predict(saved_like, d, grid)
     return {"file": str(path), "instances": len(d),
@@ -83,6 +83,43 @@ def _held_out_2d(data_dir: Path | None, model, x) -> dict | None:
             "rel_l2_u": rel(u_hat, u)}  # fmt: skip
 
 
+def _train_darcy(data, cfg, labels: int, seed: int, advance, labelled):
+    """darcy PI-DION (label-free) or, with labels, its supervised DeepONet (target g)."""
+    from iclr25.core.pi_dion import darcy_model
+
+    if not labels:
+        return darcy_model.train_darcy(data.u, data.x, cfg, seed, advance)
+    grid, g = labelled
+    return darcy_model.train_supervised_darcy(data.u[:labels], data.x, g, grid, cfg, seed,
+                                              advance)  # fmt: skip
+
+
+def _held_out_darcy(data_dir: Path | None, model, x) -> dict | None:
+    """darcy errors (a, g, u) on DIR/test.npz (labels used for scoring only), when it exists."""
+    import numpy as np
+
+    from iclr25.core.pi_dion import darcy_model, problem
+
+    path = None if data_dir is None else Path(data_dir) / "test.npz"
+    if path is None or not path.is_file():
+        return None
+    with np.load(path) as npz:
+        if "g" not in npz or not np.allclose(np.ravel(npz["x"]), x):
+            return None
+        d, grid, g, u = npz["u"], npz["grid"], npz["g"], npz["u_true"]
+    u_hat, g_hat = darcy_model.predict(model, d, grid)
+    return {"file": str(path), "instances": len(d),
+            "rel_l2_a": float(problem.rel_l2(np.exp(g_hat), np.exp(g)).mean()),
+            "rel_l2_g": float(problem.rel_l2(g_hat, g).mean()),
+            "rel_l2_u": float(problem.rel_l2(u_hat, u).mean())}  # fmt: skip
+
+
+def _held_out_of(p):
+    if p.pde == "darcy":
+        return _held_out_darcy
+    return _held_out_2d if p.dim == 2 else _held_out
+
+
 def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path | None) -> None:
     """Label-free training on measurements only (``--labels N``: supervised on the first N
     labelled instances of an NPZ with grid and f)."""
@@ -97,16 +134,22 @@ def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path 
     data = meas.read(source, p.dim)
     if labels < 0 or labels > len(data.u):
         raise UsageError(f"--labels {labels}", f"use 0 (label-free) to {len(data.u)}")
+    key = "g" if p.pde == "darcy" else "f"
     if labels:
         if measurements is None:
-            raise UsageError("--labels N reads labels from --measurements FILE",
-                             "give an NPZ with grid and f (e.g. generate's test.npz)")  # fmt: skip
-        grid, f = meas.read_labels(source, labels)
+            raise UsageError(
+                "--labels N reads labels from --measurements FILE",
+                f"give an NPZ with grid and {key} (e.g. generate's test.npz)",
+            )
+        grid, f = meas.read_labels(source, labels, key)
     if meas.identifiable_fraction(data.x) < 1:
         run.warn("the sensors cover part of Ω only: f outside their hull is not determined "
                  f"(identifiable_fraction {meas.identifiable_fraction(data.x):.3f})")  # fmt: skip
     with run.progress("training steps", total=cfg.steps) as advance, run.timer("train_s"):
-        if p.dim == 2:
+        if p.pde == "darcy":
+            model, loss = _train_darcy(data, cfg, labels, run.seed, advance,
+                                       (grid, f) if labels else None)  # fmt: skip
+        elif p.dim == 2:
             model, loss = _train_2d(data, p, cfg, labels, run.seed, advance,
                                     (grid, f) if labels else None)  # fmt: skip
         elif labels:
@@ -117,7 +160,7 @@ def run_train(run: Run, p, cfg, data_dir, measurements, labels: int, save: Path 
     results = {"mode": "supervised" if labels else "label-free", "labels": labels,
                "instances": len(data.u), "sensors": len(data.x), "final_loss": loss,
                "steps": cfg.steps, "dim": p.dim,
-               "held_out": (_held_out_2d if p.dim == 2 else _held_out)(data_dir, model, data.x),
+               "held_out": _held_out_of(p)(data_dir, model, data.x),
                "saved": None, "sha256": None}  # fmt: skip
     if save is not None:
         meta = {"train": cfg.__dict__, "labels": labels, "instances": len(data.u),
@@ -140,6 +183,9 @@ def run_solve(run: Run, p, dim: int, cfg, measurements: Path, model: str) -> Non
         return
     if dim != 1:
         raise UsageError(f"--dim {dim}", "use --dim 1 or --dim 2")
+    if p.pde == "darcy":
+        _solve_darcy(run, p, cfg, measurements, model)
+        return
     data = meas.read(Path(measurements), dim)
     model_info = None
     loaded = None
@@ -180,5 +226,32 @@ def _solve_2d(run: Run, p, cfg, measurements: Path, model: str) -> None:
     if results["identifiable_fraction"] < 1:
         run.warn(f"the sensors cover about {results['identifiable_fraction']:.3f} of Ω (bounding "
                  "box): f outside their hull is not determined by the data")  # fmt: skip
+    results["model"] = model_info
+    run.finish(results, {"problem": p, "solve": cfg, "measurements": str(measurements)})
+
+
+def _solve_darcy(run: Run, p, cfg, measurements: Path, model: str) -> None:
+    """darcy: a trained darcy PI-DION (no bundled one: `train --pde darcy --save`) or
+    Tikhonov–Gauss–Newton; --method bayes is refused (nonlinear)."""
+    from iclr25.core.pi_dion import darcy_solve, saved
+    from iclr25.core.pi_dion import measurements as meas
+
+    darcy_solve.check(cfg.method)
+    if cfg.method == "pi-dion" and model == "bundled":
+        raise UsageError("no bundled darcy model (the bundled one is reaction-diffusion)",
+                         "train one: iclr25 pi-dion train --pde darcy --data DIR --save MODEL, "
+                         "then --model MODEL; or use --method tikhonov")  # fmt: skip
+    data = meas.read(Path(measurements), 1)
+    loaded, model_info = None, None
+    if cfg.method == "pi-dion":
+        path = Path(model)
+        loaded = saved.load(path)
+        saved.check_compatible(loaded, data.x, p.pde, p.c, 1)
+        model_info = {"path": str(path), "sha256": saved.sha256_of(path),
+                      "labels": loaded.meta.get("labels", 0)}  # fmt: skip
+    results = darcy_solve.solve(data, p, cfg, loaded)
+    if results["identifiable_fraction"] < 1:
+        run.warn(f"the sensors cover {results['identifiable_fraction']:.3f} of Ω: a outside "
+                 "their hull is not determined by the data")  # fmt: skip
     results["model"] = model_info
     run.finish(results, {"problem": p, "solve": cfg, "measurements": str(measurements)})

@@ -153,17 +153,17 @@ def read(path: Path, dim: int = 1) -> Measurements:
     return Measurements(np.ascontiguousarray(x), np.ascontiguousarray(u), str(path))
 
 
-def read_labels(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(grid (g,), f (n, g)) of the first ``n`` instances of a labelled NPZ."""
+def read_labels(path: Path, n: int, key: str = "f") -> tuple[np.ndarray, np.ndarray]:
+    """(grid (g,), labels (n, g)) of the first ``n`` instances of a labelled NPZ: ``key`` is
+    ``f`` for the linear PDEs, ``g`` (the log-coefficient) for darcy."""
     path = Path(path)
+    fix = f"give an NPZ with grid and {key} (e.g. generate's test.npz)"
     if path.suffix.lower() != ".npz":
-        raise InputError(f"{path}: supervised training needs f labels",
-                         "give an NPZ with grid and f (e.g. generate's test.npz)")  # fmt: skip
+        raise InputError(f"{path}: supervised training needs {key} labels", fix)
     with np.load(path) as npz:
-        if "f" not in npz or "grid" not in npz:
-            raise InputError(f"{path}: no f labels (keys {sorted(npz.files)})",
-                             "give an NPZ with grid and f (e.g. generate's test.npz)")  # fmt: skip
-        grid, f = np.asarray(npz["grid"], np.float64), np.asarray(npz["f"], np.float64)
+        if key not in npz or "grid" not in npz:
+            raise InputError(f"{path}: no {key} labels (keys {sorted(npz.files)})", fix)
+        grid, f = np.asarray(npz["grid"], np.float64), np.asarray(npz[key], np.float64)
     if n > len(f):
         raise InputError(f"--labels {n} but {path} holds {len(f)} labelled instances",
                          f"use --labels ≤ {len(f)}")  # fmt: skip

@@ -2,7 +2,8 @@
 
 Mapping to the paper (Cho & Son 2025, notation partly ours): 𝓛u = −u'' + c u with
 c = k (reaction–diffusion) or c = −κ² (Helmholtz) on Ω = (0,1), u = 0 on ∂Ω; the unknown
-is the source f; the data are u at the sensor set Ω_m plus noise.
+is the source f; the data are u at the sensor set Ω_m plus noise. ``darcy`` is in the PDE
+menu too (1-D only); its generator is :mod:`.darcy` (nonlinear, unknown a = exp(g)).
 
 Choices (ours, the paper's settings could not be read):
 - f is drawn on the full fine grid (4·128 + 1 points) from a Matérn GRF (ν = 2.5,
@@ -24,7 +25,7 @@ import numpy as np
 from iclr25.core.pi_dion import fd, grf
 from iclr25.errors import InputError, UsageError
 
-PDES = ("reaction-diffusion", "helmholtz")
+PDES = ("reaction-diffusion", "helmholtz", "darcy")  # darcy: −(a u')' = 1, 1-D (:mod:`.darcy`)
 GRID_CELLS = 128  # the methods' grid: 129 points on [0, 1]
 FINE_FACTOR = 4  # the generator's grid is this much finer
 MIN_SENSORS = 8
@@ -53,7 +54,9 @@ class Problem:
 
     @property
     def c(self) -> float:
-        """The zeroth-order coefficient of 𝓛 = −d²/dx² + c."""
+        """The zeroth-order coefficient of 𝓛 = −d²/dx² + c (0 for darcy: none)."""
+        if self.pde == "darcy":
+            return 0.0
         return self.k if self.pde == "reaction-diffusion" else -(self.kappa**2)
 
 
@@ -64,6 +67,8 @@ def validate(p: Problem) -> None:
         raise UsageError(f"k = {p.k} is negative", "use k ≥ 0 (or --pde helmholtz)")
     if p.dim not in (1, 2):
         raise UsageError(f"--dim {p.dim}", "use --dim 1 or --dim 2")
+    if p.pde == "darcy" and p.dim != 1:
+        raise UsageError("--pde darcy --dim 2 is not built (darcy is 1-D)", "use --dim 1")
     if p.pde == "helmholtz":
         _check_resonance(p.kappa, p.dim)
     if p.noise < 0:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr25.core.pi_dion.darcy_model import DarcyNetConfig, DarcyPIDION
 from iclr25.core.pi_dion.model import PIDION, NetConfig
 from iclr25.core.pi_dion.model2d import PIDION2D, NetConfig2D
 from iclr25.errors import InputError
@@ -36,7 +37,7 @@ LAYOUT_TOL = 1e-6  # sensor positions equal to this tolerance count as the same 
 
 @dataclass(frozen=True)
 class SavedModel:
-    model: PIDION | PIDION2D
+    model: PIDION | PIDION2D | DarcyPIDION
     sensors: np.ndarray  # (m,) or (m, 2): the layout the branches were trained on
     pde: str
     c: float  # the zeroth-order coefficient of 𝓛 = −d²/dx² + c
@@ -56,7 +57,12 @@ def sha256_of(path: Path) -> str:
 
 
 def save(
-    path: Path, model: PIDION | PIDION2D, sensors: np.ndarray, pde: str, c: float, meta: dict
+    path: Path,
+    model: PIDION | PIDION2D | DarcyPIDION,
+    sensors: np.ndarray,
+    pde: str,
+    c: float,
+    meta: dict,
 ) -> None:
     """Write weights and metadata atomically (temp file + rename)."""
     from safetensors.torch import save_file
@@ -96,7 +102,10 @@ def load(path: Path) -> SavedModel:
         raise InputError(what, "give a file written by `iclr25 pi-dion train --save`") from None
     sensors = tensors.pop("sensors").numpy()
     two_d = int(info.get("dim", 1)) == 2
-    model = PIDION2D(NetConfig2D(**info["net"])) if two_d else PIDION(NetConfig(**info["net"]))
+    if info["pde"] == "darcy":
+        model = DarcyPIDION(DarcyNetConfig(**info["net"]))
+    else:
+        model = PIDION2D(NetConfig2D(**info["net"])) if two_d else PIDION(NetConfig(**info["net"]))
     dtype = next(iter(tensors.values())).dtype
     model.to(dtype).load_state_dict(tensors)
     model.eval()
