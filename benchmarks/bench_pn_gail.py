@@ -4,7 +4,8 @@
    pendulum`) against gymnasium's ``SyncVectorEnv`` of 16 ``Pendulum-v1``, from the same
    start states with the same (seeded uniform) torques: 5 episodes of 199 steps (one with
    ``--quick``), each side a vector env (SB3's API / gymnasium's). The observations must
-   agree to 1e-5, or the ratio is not comparable.
+   agree to 1e-5, or the ratio is not comparable. 15 interleaved rounds (the batched calls
+   are short, ~0.03 s, on a shared machine).
 2. **Classifier.** The vectorised balanced classifier at its defaults (320 labelled +
    1,280 unlabelled pairs per step, 600 steps, AMSGrad 1e-3) against the official pattern
    (25,000 iterations of one labelled and int(n_u / n_c) unlabelled pairs, AMSGrad 3e-4),
@@ -62,6 +63,8 @@ N_ENVS = 16
 MAE_SLACK = 0.01
 TIME_SCALE = 10  # both sides timed at 1/10 of their default length (60 steps vs 2,500)
 MAE_SCALE = 1  # accuracy compared on the full default runs (600 steps vs 25,000 iterations)
+# the env calls are short (~0.03 s batched) on a shared machine: 15 interleaved rounds
+ENV_TIMING = TimingConfig(warmup=1, repeats=15)
 GAIL_ROLLOUTS = 4  # end-to-end budget: 4 rollouts of 2,048 env steps per run, every side
 
 
@@ -210,7 +213,8 @@ def bench_gail(report: Report, rollouts: int, config: TimingConfig) -> None:
     seen: dict = {}
 
     def ours() -> None:
-        seen["ours"] = trainer.train(ours_config, spec, tensors, seed=0)
+        keep = lambda model: seen.__setitem__("ours_model", model)  # noqa: E731
+        seen["ours"] = trainer.train(ours_config, spec, tensors, seed=0, save_to=keep)
 
     def official_loop() -> None:
         loop = OfficialLoop(demos.pairs, loop_config, seed=0)
@@ -230,6 +234,8 @@ def bench_gail(report: Report, rollouts: int, config: TimingConfig) -> None:
             worker.close()
     references = evaluation.pendulum_references()
     loop = seen["official_loop"]
+    policy = trainer.mean_action_policy(seen["ours_model"], spec.act_low, spec.act_high)
+    eval_s = [_seconds(lambda: evaluation.evaluate_pendulum(policy)) for _ in range(3)]
     returns = {
         "ours": _returns(seen["ours"]["curve"][-1]["return_mean"], references),
         "official_loop": _returns(evaluation.evaluate_pendulum(loop.mean_action), references),
@@ -255,6 +261,10 @@ def bench_gail(report: Report, rollouts: int, config: TimingConfig) -> None:
             "final_return_32_fixed_episodes": returns,
             "training_episode_return_mean": training,
             "cpu_ratio_official_loop": timed.cpu_ratio("official_loop", "ours"),
+            # ours' run includes its evaluations (32 episodes every 5 % of the budget: every
+            # rollout here, 20 in 98 rollouts at 200k steps); imitation's evaluates nothing
+            "ours_evaluations": len(seen["ours"]["curve"]),
+            "ours_evaluation_s": float(np.median(eval_s)),
             "imitation_worker_cpu_s": seen["imitation"]["cpu_s"] if worker else None,
         },
     )
@@ -284,6 +294,12 @@ def bench_gail(report: Report, rollouts: int, config: TimingConfig) -> None:
     )
 
 
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def _returns(value: float, references) -> dict:
     return {"return_mean": value, "normalized_return": references.normalize(value)}
 
@@ -293,7 +309,7 @@ def run(report: Report) -> None:
 
     torch.set_num_threads(1)
     config = TimingConfig(warmup=1, repeats=2 if report.quick else 5)
-    bench_env(report, 1 if report.quick else 5, config)
+    bench_env(report, 1 if report.quick else 5, config if report.quick else ENV_TIMING)
     bench_classifier(report, config if report.quick else TimingConfig(warmup=1, repeats=9))
     bench_gail(report, 1 if report.quick else GAIL_ROLLOUTS, config)
     report.figure("load_average", os.getloadavg())
