@@ -50,7 +50,7 @@ bench: $(BENCH_STAMP)
 
 # imitation 1.0.1 (a peer of the pn-gail benchmark) pins stable-baselines3 ~2.2 and
 # gymnasium ~0.29, so it gets an environment of its own (~6 GB with torch), made only on
-# request; `make bench` uses it when present (or $$ICLR25_IMITATION_PYTHON) and says why
+# request; `make bench` uses it when present (or $ICLR25_IMITATION_PYTHON) and says why
 # it skipped that peer otherwise
 IMITATION_VENV ?= .venv-imitation
 $(IMITATION_VENV)/.installed:
