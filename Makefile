@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # tests from a busy one, so one slow module does not leave a core idle); auto = one per core
 TEST_WORKERS ?= auto
 
-.PHONY: demo test test-slow test-gpu lint bench docs studies setup clean
+.PHONY: demo test test-slow test-gpu lint bench imitation-env docs studies setup clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,18 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
+# imitation 1.0.1 (a peer of the pn-gail benchmark) pins stable-baselines3 ~2.2 and
+# gymnasium ~0.29, so it gets an environment of its own (~6 GB with torch), made only on
+# request; `make bench` uses it when present (or $ICLR25_IMITATION_PYTHON) and says why
+# it skipped that peer otherwise
+IMITATION_VENV ?= .venv-imitation
+$(IMITATION_VENV)/.installed:
+	$(PYTHON) -m venv $(IMITATION_VENV)
+	$(IMITATION_VENV)/bin/python -m pip install --quiet 'imitation==1.0.1' 'sb3-contrib~=2.2.1'
+	touch $@
+
+imitation-env: $(IMITATION_VENV)/.installed
+
 # the studies the docs quote (experiments/), e.g. STUDIES=diffusion-at-compare
 studies: setup
 	$(BIN)/python -m experiments run $(STUDIES)
@@ -57,4 +69,4 @@ docs: setup
 	$(BIN)/python -m docs
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(IMITATION_VENV) build dist .pytest_cache .ruff_cache

@@ -143,7 +143,8 @@ def render_benchmark(sources) -> str:
         f"Pendulum, {fig['env']['n_envs']} environments × {num(fig['env']['steps'])} steps: "
         f"batched {num(env['batched']['median_s'])} s, `SyncVectorEnv` "
         f"{num(env['sync_vector_env']['median_s'])} s (median wall, "
-        f"{env['batched']['repeats']} interleaved rounds); largest observation difference "
+        f"{env['batched']['repeats']} interleaved rounds; CPU-time ratio "
+        f"{num(fig['env'].get('cpu_ratio'))}); largest observation difference "
         f"{num(fig['env']['max_abs_obs_diff'])}. Classifier on {num(clf_fig['pairs'])} pairs "
         f"(vectorised: {num(vec['steps'])} steps of {num(vec['pairs_per_step'])} pairs, "
         f"lr {vec['learning_rate']:g}; official loop: {num(loop['iterations'])} iterations of "
@@ -152,8 +153,56 @@ def render_benchmark(sources) -> str:
         f"official one-pair loop {num(clf['one_pair_loop']['median_s'])} s (median wall; "
         f"CPU-time ratio {num(clf_fig['cpu_ratio'])}); MAE on the "
         f"unlabelled pairs at {clf_fig['mae_at']}: ours {num(clf_fig['mae']['vectorised'])}, "
-        f"loop {num(clf_fig['mae']['one_pair_loop'])}. Machine: {fig['cpus']} CPUs, "
-        f"load average {num(fig['load_average'][0])} at the end."
+        f"loop {num(clf_fig['mae']['one_pair_loop'])}.\n\n{_render_gail(fig, timings)}\n\n"
+        f"Machine: {fig['cpus']} CPUs, load average {num(fig['load_average'][0])} at the end."
+    )
+
+
+_GAIL_SIDES = {
+    "ours": "ours",
+    "official_loop": "the official scripts' plain loop (clean-room port)",
+    "imitation": "imitation 1.0.1",
+}
+
+
+def _render_gail(fig: dict, timings: dict) -> str:
+    """End-to-end GAIL: time and final return of each side (imitation may be skipped)."""
+    if "gail" not in fig:
+        return "End-to-end GAIL: not measured in this result file."
+    gail, timed = fig["gail"], timings["gail_end_to_end"]
+    rows = []
+    for side, label in _GAIL_SIDES.items():
+        if side not in timed:
+            continue
+        ret = gail["final_return_32_fixed_episodes"][side]
+        rows.append(
+            [
+                label,
+                num(gail["env_steps"][side]),
+                num(timed[side]["median_s"]),
+                num(ret["return_mean"]),
+                num(ret["normalized_return"], 2),
+            ]
+        )
+    headers = ["side", "env steps", "median wall s", "final return", "normalised"]
+    skipped = gail["imitation"].get("skipped")
+    imitation = (
+        f"imitation skipped: {skipped}."
+        if skipped
+        else "imitation ran in its own environment ("
+        + ", ".join(f"{k} {v}" for k, v in gail["imitation"]["versions"].items())
+        + ")."
+    )
+    return (
+        f"End-to-end GAIL, {gail['rollouts']} rollouts per run, each side a whole run from "
+        f"construction, {timed['ours']['repeats']} interleaved rounds:\n\n"
+        f"{md_table(rows, headers)}\n\n"
+        f"Final return: the last policy's mean action on the 32 fixed evaluation episodes "
+        f"(normalised: 0 random, 1 expert). Ours' runs include its {gail['ours_evaluations']} "
+        f"evaluations of those episodes ({num(gail['ours_evaluation_s'])} s each; a 200k-step "
+        f"run makes 20 in 98 rollouts), the loop its 5 one-env episodes after every "
+        f"iteration, imitation none. CPU-time ratio loop / ours "
+        f"{num(gail['cpu_ratio_official_loop'])}; {imitation}"
     )
 
 
