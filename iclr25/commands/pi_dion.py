@@ -309,7 +309,9 @@ def solve_command(
 
 
 COMPARE_KEYS = (
-    "methods, seeds, rel_l2_f, rel_l2_u (per method: mean, ci_low, ci_high), "
+    "methods (pi_dion, supervised_N<n>, tikhonov: α by the discrepancy principle with the "
+    "true noise level, tikhonov_gcv (1-D): α by GCV without it, bayes), seeds, rel_l2_f, "
+    "rel_l2_u (per method: mean, ci_low, ci_high), "
     "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
     "inference_ms_per_instance, final_train_loss (per trained method, per seed), "
     "labels_to_match, labels_to_match_where, pass_condition, "
