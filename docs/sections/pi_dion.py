@@ -10,6 +10,9 @@
 - ``bench``: the physics-loss benchmark (benchmarks/results/pi-dion.json).
 - ``darcy``: the darcy study and its budget check
   (experiments/results/pi-dion-compare-darcy.json, pi-dion-compare-darcy-long.json).
+- ``cli_timing``: `solve` and `compare --quick` timed against the 60 s target, with the
+  quick run's errors per method (experiments/results/pi-dion-cli-timing.json,
+  scripts/time_pi_dion_cli.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ NOISE = "experiments/results/pi-dion-noise.json"
 BENCH = "benchmarks/results/pi-dion.json"
 DARCY = "experiments/results/pi-dion-compare-darcy.json"
 DARCY_LONG = "experiments/results/pi-dion-compare-darcy-long.json"
+CLI_TIMING = "experiments/results/pi-dion-cli-timing.json"
 
 
 def _table(res: dict, outside: bool) -> str:
@@ -246,6 +250,45 @@ def render_darcy(sources) -> str:
     return "\n\n".join(blocks)
 
 
+def render_cli_timing(sources) -> str:
+    doc = sources.load(CLI_TIMING)
+    cmds = doc["commands"]
+    rows = []
+    for c in cmds.values():
+        rows.append([f"`{' '.join(c['command'])}`", num(c["wall_median_s"]),
+                     ", ".join(num(w) for w in c["wall_s"]), num(c["cpu_median_s"]),
+                     ", ".join(num(load, 2) for load in c["load_before"]),
+                     f"≤ {num(c['target_s'])} s",
+                     "met" if c["target_met"] else "**not met**"])  # fmt: skip
+    headers = ["command", "wall median s", "wall s", "CPU median s", "load before",
+               "target (every run)", "verdict"]  # fmt: skip
+    solve = cmds["solve"]["results"]
+    head = (
+        f"{doc['rounds']} interleaved rounds, each command a fresh subprocess (Python start-up "
+        f"and the torch import included), `OMP_NUM_THREADS={doc['omp_num_threads']}`, "
+        f"{doc['cpus']} CPUs shared with other jobs; CPU = user + sys of the run and every "
+        f"process it started. `DATA` is `{' '.join(doc['generate'])}` ({num(doc['instances'])} "
+        "instances of the bundled model's problem, written before the timing)."
+    )
+    check = (
+        f"Work done: `solve` returned {num(solve['instances'])} instances "
+        f"(`{solve['method']}`, rel. L² f {num(solve['rel_l2_f'])}, u {num(solve['rel_l2_u'])} "
+        "against the truth it never read); the same results in every round: "
+        + ", ".join(f"{n} {'yes' if c['same_results_every_run'] else 'NO'}"
+                    for n, c in cmds.items()) + "."
+    )  # fmt: skip
+    quick = cmds["compare_quick"]["results"]
+    qrows = [[f"`{m}`", num(quick["rel_l2_f"][m]), num(quick["nmse_f"][m])]
+             for m in quick["methods"]]  # fmt: skip
+    qhead = (
+        "The timed `compare --quick` run's errors (bundled PI-DION and baselines, 3 held-out "
+        "draws of 100 instances; mean rel. L² f over draws, nMSE f), the GCV Tikhonov row "
+        "included:"
+    )
+    return "\n\n".join([head, md_table(rows, headers), check, qhead,
+                         md_table(qrows, ["method", "rel. L² f", "nMSE f"])])  # fmt: skip
+
+
 SECTIONS = {
     "compare": render_compare,
     "bundled": render_bundled,
@@ -255,4 +298,5 @@ SECTIONS = {
     "noise": render_noise,
     "bench": render_bench,
     "darcy": render_darcy,
+    "cli_timing": render_cli_timing,
 }

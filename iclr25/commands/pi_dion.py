@@ -72,8 +72,9 @@ def coefficients(pde: str, k: float | None, kappa: float | None) -> tuple[float,
 
 
 def _problem(pde: str, dim: int, k: float | None, kappa: float | None, nu: float, ell: float,
-             noise: float, sensors: str, two_d: bool = False):  # fmt: skip
-    """The checked problem; ``two_d``: the caller handles --dim 2 (generate, train, compare)."""
+             noise: float, sensors: str):  # fmt: skip
+    """The checked problem of generate, train, compare and noise (each handles --dim 2
+    itself; solve builds its own)."""
     from iclr25.core.pi_dion.problem import Problem
     from iclr25.errors import UsageError
 
@@ -82,12 +83,9 @@ def _problem(pde: str, dim: int, k: float | None, kappa: float | None, nu: float
         raise UsageError("--pde darcy --dim 2 is not built (darcy is 1-D)", "use --dim 1")
     if dim not in (1, 2):
         raise UsageError(f"--dim {dim} is not a dimension here", "use --dim 1 or --dim 2")
-    if dim == 2 and two_d:
+    if dim == 2:
         return Problem(pde=pde, k=k, kappa=kappa, nu=nu, ell=ell, noise=noise, sensors=sensors,
                        dim=2)  # fmt: skip
-    if dim != 1:
-        raise UsageError(f"--dim {dim} is not built for this command yet (`generate`, `train`, "
-                         "`solve` and `compare` take --dim 2)", "use --dim 1")  # fmt: skip
     points = None
     if sensors != "full" and not sensors.startswith("subdomain:"):
         from iclr25.core.pi_dion.measurements import read_sensors
@@ -136,7 +134,7 @@ def generate_command(
     from iclr25.core.pi_dion import problem
     from iclr25.runner import require
 
-    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors, two_d=True)
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
     require(run.wants_artifacts, "generate needs --out DIR", "add --out DIR (a new folder)")
     require(n_train >= 1 and n_test >= 1, "--n-train and --n-test must be ≥ 1", "e.g. 1000 and 500")
     if p.dim == 2:
@@ -245,7 +243,7 @@ def train_command(
     from iclr25.commands.pi_dion_solve import run_train
     from iclr25.core.pi_dion import train
 
-    p = _problem(pde, dim, k, kappa, 2.5, 0.2, 0.01, "full", two_d=True)
+    p = _problem(pde, dim, k, kappa, 2.5, 0.2, 0.01, "full")
     cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr,
                             collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
     train.check(cfg)
@@ -309,7 +307,9 @@ def solve_command(
 
 
 COMPARE_KEYS = (
-    "methods, seeds, rel_l2_f, rel_l2_u (per method: mean, ci_low, ci_high), "
+    "methods (pi_dion, supervised_N<n>, tikhonov: α by the discrepancy principle with the "
+    "true noise level, tikhonov_gcv (1-D): α by GCV without it, bayes), seeds, rel_l2_f, "
+    "rel_l2_u (per method: mean, ci_low, ci_high), "
     "rel_l2_f_inside / rel_l2_f_outside (subdomain sensors), nmse_f, bayes_nmse_f, "
     "inference_ms_per_instance, final_train_loss (per trained method, per seed), "
     "labels_to_match, labels_to_match_where, pass_condition, "
@@ -388,7 +388,7 @@ def compare_command(
     from iclr25.core.pi_dion import recipe
 
     # every option check that needs no file runs before torch is imported (~5 CPU-s)
-    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors, two_d=True)
+    p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
     label_grid = _label_grid(labels, n_train)
     train_cfg = recipe.TrainConfig(steps=steps, width=width, basis=basis, batch=batch,
                                    lbfgs_steps=lbfgs_steps,
@@ -507,7 +507,7 @@ def noise_command(
     from iclr25 import parallel_options
     from iclr25.core.pi_dion import noise, train
 
-    p = _problem(pde, dim, k, kappa, nu, ell, 0.01, "full", two_d=True)
+    p = _problem(pde, dim, k, kappa, nu, ell, 0.01, "full")
     if p.pde == "darcy":
         from iclr25.errors import UsageError
 

@@ -332,7 +332,8 @@ def test_compare_quick_scores_the_bundled_models(cli, tmp_path):
     assert res.returncode == 0, res
     r = res.json()["results"]
     assert r["methods"] == ["pi_dion", "supervised_N10", "supervised_N30", "supervised_N100",
-                            "supervised_N300", "supervised_N1000", "tikhonov", "bayes"]  # fmt: skip
+                            "supervised_N300", "supervised_N1000", "tikhonov", "tikhonov_gcv",
+                            "bayes"]  # fmt: skip
     from iclr25.core.pi_dion import saved
 
     # the bundled files are recorded by name and sha256, never by where the package lives

@@ -5,8 +5,10 @@ a supervised DeepONet trained on many labelled pairs. Measured: the smallest num
 labels N at which the supervised DeepONet (same inverse branch, trunk, optimiser and
 steps) matches PI-DION's error on f (``labels_to_match``, log-interpolated on the grid
 of N). Pass condition, fixed here before any run: ``labels_to_match`` ≥ 100 (or above
-the grid) ⇒ ``effect_reproduced``. Floor: the exact Bayes posterior mean; a method more
-than 3 standard errors below its nMSE is a bug (exit 1). Control where it must fail:
+the grid) ⇒ ``effect_reproduced``. Tikhonov twice in 1-D: α by the discrepancy principle
+with the true noise level (``tikhonov``) and by GCV without it (``tikhonov_gcv``). Floor:
+the exact Bayes posterior mean; a method more than 3 standard errors below its nMSE is a
+bug (exit 1). Control where it must fail:
 ``sensors=subdomain:A,B`` — f outside (A,B) is not determined by the data, and errors
 there are reported apart.
 
@@ -77,7 +79,7 @@ QUICK = CompareConfig(
 @dataclass(frozen=True)
 class MethodTask:
     config: CompareConfig
-    method: str  # "pi_dion", "supervised_N<n>", "tikhonov", "bayes"
+    method: str  # "pi_dion", "supervised_N<n>", "tikhonov", "tikhonov_gcv" (1-D), "bayes"
     data_seed: int
 
 
@@ -89,7 +91,10 @@ def baselines_folder(baselines: str):
 
 
 def methods(config: CompareConfig) -> list[str]:
-    return ["pi_dion", *[f"supervised_N{n}" for n in config.labels], "tikhonov", "bayes"]
+    """The rows; 1-D adds ``tikhonov_gcv`` (α by GCV, no noise level) after ``tikhonov``
+    (α by the discrepancy principle with the true σ)."""
+    gcv = ["tikhonov_gcv"] if config.problem.dim == 1 else []
+    return ["pi_dion", *[f"supervised_N{n}" for n in config.labels], "tikhonov", *gcv, "bayes"]
 
 
 def _outside_mask(p: Problem, grid: np.ndarray) -> np.ndarray | None:
@@ -112,6 +117,10 @@ def _estimate(task: MethodTask, seed: int, test: problem.Dataset, ops) -> tuple:
     if task.method == "tikhonov":
         start = time.perf_counter()
         f, u, _ = tikhonov.reconstruct(test.x, p.c, test.d, test.noise_std)  # α search included
+        return u, f, time.perf_counter() - start, None
+    if task.method == "tikhonov_gcv":  # the noise level is not used: α by GCV
+        start = time.perf_counter()
+        f, u, _, _ = tikhonov.reconstruct_gcv(test.x, p.c, test.d)  # α search included
         return u, f, time.perf_counter() - start, None
     n = None if task.method == "pi_dion" else int(task.method.removeprefix("supervised_N"))
     losses: list[float] = []
