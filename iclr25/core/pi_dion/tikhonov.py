@@ -16,6 +16,18 @@ matrix. In the eigenbasis (w_j = 1/(λ_j + α(1 − λ_j)), (SV)ᵀ(SV) = Λ) bo
 and tr A_α are sums over j (:func:`_gcv_parts`), so G on a grid of α is one GEMM for all
 instances; the grid minimum is refined by golden-section search inside its neighbouring
 cells. GCV also estimates σ̂² = ‖S u_α − d‖² / (m − tr A_α).
+
+**Robust GCV** (Lukas 2006; our default, γ = ``RGCV_GAMMA``): α minimises
+R(α) = G(α)·(γ + (1 − γ) tr(A_α²)/m); γ = 1 is plain GCV. Why: with 64 sensors and 127
+unknowns, A_α → I as α → 0, so G tends to a finite limit there, and on ~10 % of instances
+that limit was GCV's minimum (α ≈ 1e-9, σ̂ ≈ 1e-4 σ: the noise interpolated; f error > 2× the
+discrepancy principle's on 9–11 % of instances). tr(A²)/m → 1 at that end and is small where
+the data are smoothed, so the factor removes the spurious minimum. γ was chosen on 500
+instances of a draw no study uses (seed 777; mean relative L² of f, reaction-diffusion /
+helmholtz): GCV 0.292 / 0.568, robust GCV γ = 0.1: 0.169 / 0.242, γ = 0.2: 0.160 / 0.230,
+γ = 0.3: 0.156 / 0.227, the discrepancy principle with the true σ 0.221 / 0.378 (share of
+instances with an error > 2× the discrepancy principle's: GCV 9.2 / 11 %, γ = 0.2:
+0.6 / 1.0 %); γ = 0.2 is the middle of the flat range.
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ LOG_ALPHA_RANGE = (-30.0, 10.0)
 BISECTIONS = 60
 GCV_GRID_STEP = 0.1  # log10 α spacing of the GCV scan before golden-section refinement
 GOLDEN_STEPS = 40
+RGCV_GAMMA = 0.2  # robust GCV's γ (module docstring); 1.0 is plain GCV
 
 
 @dataclass(frozen=True)
@@ -76,11 +89,12 @@ def choose_alpha(solver: TikhonovSolver, d: np.ndarray, noise_std: float) -> np.
 
 
 def _gcv_parts(solver: TikhonovSolver, d: np.ndarray, log_alpha: np.ndarray):
-    """(‖S u_α − d‖², tr(I − A_α)) for instances × α, free of cancellation: with
+    """(‖S u_α − d‖², tr(I − A_α), tr(A_α²)) for instances × α, free of cancellation: with
     e = Q̂ᵀ d (Q̂: the columns of SV with λ_j > 0, normalised — orthonormal, since
     (SV)ᵀ(SV) = Λ) and t_j = α(1 − λ_j) w_j = 1 − λ_j w_j,
-    ‖S u_α − d‖² = Σ_j t_j² e_j² + ‖d − Q̂ e‖², tr(I − A_α) = Σ_j t_j + (m − rank).
-    ``d`` (N, m); ``log_alpha`` (G,) (one grid for all) or (N, G) → two (N, G) arrays."""
+    ‖S u_α − d‖² = Σ_j t_j² e_j² + ‖d − Q̂ e‖², tr(I − A_α) = Σ_j t_j + (m − rank),
+    tr(A_α²) = Σ_j (1 − t_j)².
+    ``d`` (N, m); ``log_alpha`` (G,) (one grid for all) or (N, G) → three (N, G) arrays."""
     keep = solver.lam > 1e-12 * solver.lam.max()
     lam = solver.lam[keep]
     q_hat = solver.sv[:, keep] / np.sqrt(lam)  # (m, r) orthonormal columns
@@ -91,24 +105,36 @@ def _gcv_parts(solver: TikhonovSolver, d: np.ndarray, log_alpha: np.ndarray):
     if t.ndim == 2:  # one α grid for every instance
         resid = (e**2) @ (t**2).T + rest[:, None]  # (N, G)
         trace = np.broadcast_to(t.sum(-1) + (len(d[0]) - keep.sum()), resid.shape)
+        trace_a2 = np.broadcast_to(((1 - t) ** 2).sum(-1), resid.shape)
     else:  # an α per instance and column
         resid = np.einsum("ir,igr->ig", e**2, t**2) + rest[:, None]
         trace = t.sum(-1) + (d.shape[1] - keep.sum())
-    return resid, trace
+        trace_a2 = ((1 - t) ** 2).sum(-1)
+    return resid, trace, trace_a2
 
 
 def gcv(solver: TikhonovSolver, d: np.ndarray, log_alpha: np.ndarray) -> np.ndarray:
     """G(α) = m ‖S u_α − d‖² / (m − tr A_α)² for data ``d`` (N, m) on a grid of log10 α
     (G,) → (N, G)."""
-    resid, trace = _gcv_parts(solver, d, log_alpha)
+    resid, trace, _ = _gcv_parts(solver, d, log_alpha)
     return d.shape[1] * resid / np.maximum(trace, 1e-300) ** 2
 
 
-def choose_alpha_gcv(solver: TikhonovSolver, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log10 α, σ̂) per instance minimising GCV (no noise level needed)."""
+def robust_gcv(solver: TikhonovSolver, d: np.ndarray, log_alpha: np.ndarray,
+               gamma: float = RGCV_GAMMA) -> np.ndarray:  # fmt: skip
+    """R(α) = G(α)·(γ + (1 − γ) tr(A_α²)/m) (module docstring), shapes as :func:`gcv`."""
+    m = d.shape[1]
+    resid, trace, trace_a2 = _gcv_parts(solver, d, log_alpha)
+    return m * resid / np.maximum(trace, 1e-300) ** 2 * (gamma + (1 - gamma) * trace_a2 / m)
+
+
+def choose_alpha_gcv(solver: TikhonovSolver, d: np.ndarray,
+                     gamma: float = RGCV_GAMMA) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(log10 α, σ̂) per instance minimising robust GCV (``gamma`` 1: plain GCV); no noise
+    level needed."""
 
     def score(log_alpha):  # (G,) or (N, G) → (N, G)
-        return gcv(solver, d, log_alpha)
+        return robust_gcv(solver, d, log_alpha, gamma)
 
     # 1. scan: the global minimum on a grid of log α
     scan = np.arange(LOG_ALPHA_RANGE[0], LOG_ALPHA_RANGE[1] + GCV_GRID_STEP / 2, GCV_GRID_STEP)
@@ -123,7 +149,7 @@ def choose_alpha_gcv(solver: TikhonovSolver, d: np.ndarray) -> tuple[np.ndarray,
         left = g[:, 0] <= g[:, 1]
         hi, lo = np.where(left, b, hi), np.where(left, lo, a)
     log_alpha = (lo + hi) / 2
-    resid, trace = _gcv_parts(solver, d, log_alpha[:, None])
+    resid, trace, _ = _gcv_parts(solver, d, log_alpha[:, None])
     sigma = np.sqrt(resid[:, 0] / np.maximum(trace[:, 0], 1e-300))
     return log_alpha, sigma
 

@@ -49,15 +49,14 @@ def test_1d_compare_has_a_gcv_tikhonov_row():
     assert "tikhonov_gcv" not in compare.methods(replace(TINY, problem=Problem(dim=2)))
 
 
-GCV_FACTOR = 3.0  # GCV's mean f error within this factor of the discrepancy principle's
-
-
 @pytest.mark.parametrize("pde", ["reaction-diffusion", "helmholtz"])
 def test_gcv_without_the_noise_level_lands_near_the_discrepancy_principle(monkeypatch, pde):
-    # 100 held-out instances (seed TEST_SEED). Measured: GCV's mean f error is 2.2×
-    # (reaction-diffusion) and 2.6× (helmholtz) the discrepancy principle's, because on
-    # ~15% of instances GCV's minimum sits at α → 0 (σ̂ ≈ 0: the data interpolated, the
-    # classic GCV failure); its median error is below the discrepancy principle's
+    # 100 held-out instances (seed TEST_SEED). Plain GCV's mean f error was 2.2×
+    # (reaction-diffusion) and 2.6× (helmholtz) the discrepancy principle's: on ~10 % of
+    # instances its minimum sat at α → 0 (the noise interpolated). Robust GCV (the default,
+    # tikhonov module docstring) must not fall into that: mean f and u errors within 1.25×
+    # the discrepancy principle's, and at most 3 of 100 instances with an f error > 2×
+    # the discrepancy principle's (plain GCV: ~10; measured with robust GCV: 0–1 per 100)
     cfg = replace(TINY, problem=Problem(pde=pde), n_test=100)
     dp = compare.run_method(compare.MethodTask(cfg, "tikhonov", 5), 1)
 
@@ -66,9 +65,10 @@ def test_gcv_without_the_noise_level_lands_near_the_discrepancy_principle(monkey
 
     monkeypatch.setattr(compare.tikhonov, "choose_alpha", no_noise_level)
     gcv = compare.run_method(compare.MethodTask(cfg, "tikhonov_gcv", 5), 1)
-    assert dp["rel_l2_f"] < gcv["rel_l2_f"] <= GCV_FACTOR * dp["rel_l2_f"]
-    assert gcv["rel_l2_u"] <= GCV_FACTOR * dp["rel_l2_u"]
-    assert np.median(gcv["sq_err_f"]) <= np.median(dp["sq_err_f"])
+    assert gcv["rel_l2_f"] <= 1.25 * dp["rel_l2_f"]
+    assert gcv["rel_l2_u"] <= 1.25 * dp["rel_l2_u"]
+    ratio = np.sqrt(np.asarray(gcv["sq_err_f"]) / np.asarray(dp["sq_err_f"]))
+    assert (ratio > 2).sum() <= 3
 
 
 def test_pi_dion_training_never_receives_f():

@@ -159,11 +159,17 @@ def test_gcv_equals_the_dense_influence_matrix_formula():
     s = solver.s
     log_alpha = np.array([-3.0, 0.0, 3.0, 6.0])
     got = tikhonov.gcv(solver, d, log_alpha)  # (2, 4)
+    robust = tikhonov.robust_gcv(solver, d, log_alpha, gamma=0.3)
+    m = len(x)
     for j, a in enumerate(log_alpha):
         infl = s @ np.linalg.solve(s.T @ s + 10**a * pen.T @ pen, s.T)
-        resid = (((infl - np.eye(len(x))) @ d.T) ** 2).sum(0)
-        expected = len(x) * resid / np.trace(np.eye(len(x)) - infl) ** 2
+        resid = (((infl - np.eye(m)) @ d.T) ** 2).sum(0)
+        expected = m * resid / np.trace(np.eye(m) - infl) ** 2
         assert np.allclose(got[:, j], expected, rtol=1e-6), (a, got[:, j], expected)
+        # robust GCV: G(α)·(γ + (1 − γ) tr(A_α²)/m)
+        factor = 0.3 + 0.7 * np.trace(infl @ infl) / m
+        assert np.allclose(robust[:, j], expected * factor, rtol=1e-6)
+    assert np.allclose(tikhonov.robust_gcv(solver, d, log_alpha, gamma=1.0), got, rtol=1e-12)
 
 
 def test_gcv_alpha_is_the_minimum_of_its_function():
@@ -171,8 +177,8 @@ def test_gcv_alpha_is_the_minimum_of_its_function():
     solver = tikhonov.build(x, 1.0)
     log_alpha, _ = tikhonov.choose_alpha_gcv(solver, d)
     scan = np.arange(-10.0, 12.0, 0.01)
-    g = tikhonov.gcv(solver, d, scan)  # (10, G)
-    chosen = tikhonov.gcv(solver, d, log_alpha[:, None])[:, 0]  # each instance at its own α
+    g = tikhonov.robust_gcv(solver, d, scan)  # (10, G)
+    chosen = tikhonov.robust_gcv(solver, d, log_alpha[:, None])[:, 0]  # at its own α
     assert np.all(chosen <= g.min(1) * (1 + 1e-9))
     assert np.abs(scan[g.argmin(1)] - log_alpha).max() < 0.02
 
