@@ -13,16 +13,19 @@ gradients agree to 1e-5. Sizes: n = 10⁴ and 10⁵ (10⁴ only with ``--quick``
 
 Besides the step (the targets), the aggregation alone (A @ x, forward + backward against
 a random cotangent) is timed on each side and kept as a figure, not a target: the step
-also runs 24 dense (n, 64) × (64, 64) products (forward and backward) and two tanh that
-all three sides share, which caps the step ratio below the aggregation ratio.
+also runs 24 dense (n, 64) × (64, 64)-sized products (forward and backward) and two tanh
+that all three sides share, which caps the step ratio below the aggregation ratio.
 
-What changed since the first full run (1.46× / 2.00× vs PyG): (1) ∇H of each half is one
-autograd node with a written-out backward (:mod:`iclr25.core.ph_dgn.hamiltonian_grad`:
-sums by BLAS accumulation, tanh in place); it is the model's own code, so all three
-sides run it — it takes aggregation-agnostic callables and the peers get it too; (2)
-ours only: the CSR product calls MKL directly with 32-bit indices (``torch.sparse.mm``
-zero-fills the result and copies both index arrays every call) and accumulates A (s Vᵀ)
-straight into Z (``Aggregation.add_into``). The peers' aggregations are unchanged.
+History of the step ratio vs PyG (n = 10⁴ / 10⁵): 1.46× / 2.00× (first full run); 1.73× /
+2.27× after ∇H of each half became one autograd node with a written-out backward and
+ours went straight to MKL with 32-bit indices; then, in the model's own code (so all
+three sides run it; it takes aggregation-agnostic callables): (1) PH-DGN_C's whole step
+is one autograd node (:class:`iclr25.core.ph_dgn.hamiltonian_grad.SymplecticStep`: ε
+folded into the (d, d) weights, q + ε∇_pH formed by ``addmm`` on q plus an accumulated
+sparse product, the two halves' gradients chained by hand), (2) tanh through NumPy's
+SIMD tanh in place, (3) fewer fresh (n, d) buffers per half; and, ours only, (4) the CSR
+product in place (``out.addmm_(A, X)``: ``torch.addmm(out, A, X, out=out)`` copied
+``out`` onto itself every call). The peers' aggregations are unchanged.
 
 GPU: the CuPy kernel fusing CSR SpMM + add + tanh (``iclr25/gpu/kernels/csr_spmm_tanh``)
 against torch.sparse (SpMM, add, tanh) at n = 10⁵, width 64, float32, when CuPy sees a

@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 from iclr25.core.ph_dgn.graphs import Aggregation
-from iclr25.core.ph_dgn.hamiltonian_grad import hamiltonian_grad
+from iclr25.core.ph_dgn.hamiltonian_grad import hamiltonian_grad, symplectic_step
 from iclr25.errors import UsageError
 
 DAMPENING = ("none", "param", "param+", "mlp", "dgn")
@@ -149,10 +149,13 @@ class PHDGN(nn.Module):
         """One step (module docstring, steps 1–3); p, q (n, d)."""
         agg_p, agg_q = aggs
         eps, cfg = self.cfg.eps, self.cfg
+        damped = bool(cfg.alpha) and cfg.dampening != "none"
+        if not damped and not (cfg.beta and cfg.forcing != "none"):
+            return symplectic_step(p, q, self.h_p, self.h_q, aggs, eps)  # steps 1–2, one node
         dh_dp = self.h_p.grad(p, agg_p)
         q = torch.add(q, dh_dp, alpha=eps)
         p = torch.add(p, self.h_q.grad(q, agg_q), alpha=-eps)
-        if cfg.alpha and cfg.dampening != "none":
+        if damped:
             p = p - eps * cfg.alpha * self.dampening(q, agg_q) * dh_dp
         if cfg.beta and cfg.forcing != "none":
             p = p + eps * cfg.beta * self.forcing(q, t, agg_q)

@@ -233,6 +233,93 @@ def test_fused_grad_h_matches_plain_autograd_and_passes_gradcheck(mode):
     assert torch.autograd.gradcheck(lambda *t: HamiltonianGrad.apply(*t, agg), wrt)
 
 
+def _plain_step(model, p, q, aggs):
+    """Steps 1–2 through plain autograd ops (the per-half reference ∇H, then the adds)."""
+    eps = model.cfg.eps
+    q2 = q + eps * model.h_p.grad_reference(p, aggs[0])
+    return p - eps * model.h_q.grad_reference(q2, aggs[1]), q2
+
+
+@pytest.mark.parametrize(("p_mode", "q_mode"), [("sum", "sum"), ("gcn", "sum"), ("sum", "gcn")])
+def test_fused_step_equals_plain_autograd_step_with_every_gradient(p_mode, q_mode):
+    """PH-DGN_C's step as one autograd node (SymplecticStep, what PHDGN.step runs when
+    α = β = 0) equals the plain autograd step in float64: p', q' and the gradients with
+    respect to p, q and every parameter of both halves, on a directed graph; and it
+    passes gradcheck."""
+    from iclr25.core.ph_dgn.hamiltonian_grad import SymplecticStep
+
+    n, d = 9, 4
+    edges = random_directed(n, 25, 6)
+    aggs = (
+        aggregation(edges, n, p_mode, torch.float64),
+        aggregation(edges, n, q_mode, torch.float64),
+    )
+    model = model64(width=d, seed=2, p_agg=p_mode, q_agg=q_mode)
+    params = [model.h_p.w.weight, model.h_p.w.bias, model.h_p.v.weight,
+              model.h_q.w.weight, model.h_q.w.bias, model.h_q.v.weight]  # fmt: skip
+    torch.manual_seed(3)
+    p = torch.randn(n, d, dtype=torch.float64, requires_grad=True)
+    q = torch.randn(n, d, dtype=torch.float64, requires_grad=True)
+    gp, gq = torch.randn(n, d, dtype=torch.float64), torch.randn(n, d, dtype=torch.float64)
+    fused, plain = model.step(p, q, aggs, 0.0), _plain_step(model, p, q, aggs)
+    assert "SymplecticStep" in type(fused[0].grad_fn).__name__
+    for a, b in zip(fused, plain, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
+    wrt = [p, q, *params]
+    got = torch.autograd.grad(fused, wrt, (gp, gq))
+    want = torch.autograd.grad(plain, wrt, (gp, gq))
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
+    # one output used alone (the other's gradient is zero)
+    unused = {"allow_unused": True, "materialize_grads": True}  # q' needs no q-half weight
+    got = torch.autograd.grad(model.step(p, q, aggs, 0.0)[1].sum(), wrt, **unused)
+    want = torch.autograd.grad(_plain_step(model, p, q, aggs)[1].sum(), wrt, **unused)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
+    assert torch.autograd.gradcheck(
+        lambda *t: SymplecticStep.apply(*t, *aggs, model.cfg.eps), (p, q, *params)
+    )
+
+
+def test_port_terms_keep_the_per_half_path():
+    """With dampening or forcing active the step is not the fused node (it needs ∇_p H
+    on its own) and still equals the plain formula."""
+    n, d = 6, 3
+    agg = aggregation(random_directed(n, 14, 8), n, "sum", torch.float64)
+    model = model64(width=d, seed=5, alpha=1.0, dampening="param")
+    p = torch.randn(n, d, dtype=torch.float64, requires_grad=True)
+    q = torch.randn(n, d, dtype=torch.float64)
+    p2, q2 = model.step(p, q, (agg, agg), 0.0)
+    assert "SymplecticStep" not in type(p2.grad_fn).__name__
+    dh_dp = model.h_p.grad_reference(p, agg)
+    want_q = q + 0.1 * dh_dp
+    want_p = p - 0.1 * model.h_q.grad_reference(want_q, agg) - 0.1 * model.damp * dh_dp
+    torch.testing.assert_close(q2, want_q, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(p2, want_p, rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_tanh_in_place_matches_torch():
+    from iclr25.core.ph_dgn.hamiltonian_grad import tanh_
+
+    for dtype, tol in ((torch.float32, 1.2e-7), (torch.float64, 3e-16)):
+        z = torch.randn(500, 7, dtype=dtype) * 4
+        want = torch.tanh(z)
+        assert tanh_(z) is not None
+        torch.testing.assert_close(z, want, rtol=0, atol=tol)
+    view = torch.randn(6, 8)[:, ::2]  # not contiguous: torch's own tanh_
+    want = torch.tanh(view)
+    torch.testing.assert_close(tanh_(view), want)
+
+
+def test_spmm_into_a_buffer_ignores_its_contents():
+    from iclr25.core.ph_dgn.graphs import spmm
+
+    agg = aggregation(random_directed(30, 90, 5), 30, "sum", torch.float32)
+    x, out = torch.randn(30, 5), torch.full((30, 5), math.nan)
+    assert spmm(agg.csr, x, out=out) is out
+    torch.testing.assert_close(out, agg.dense() @ x)
+
+
 def test_spmm_with_32_bit_indices_equals_dense_and_accumulates_in_place():
     from iclr25.core.ph_dgn.graphs import spmm
 
