@@ -6,6 +6,7 @@ from docs.sections import interval, md_table, num, pct
 
 STUDY = "experiments/results/exicl-experiment-quick.json"
 STUDY_5 = "experiments/results/exicl-experiment-5seeds.json"
+STUDY_FULL = "experiments/results/exicl-experiment.json"
 PRIORS = "iclr25/data/exicl/priors.json"
 LEGAL_TARGET, GUIDED_TARGET = 0.90, 1.15
 
@@ -119,5 +120,10 @@ def render_experiment_5(sources) -> str:
     return render_experiment(sources, STUDY_5)
 
 
+def render_experiment_full(sources) -> str:
+    return render_experiment(sources, STUDY_FULL)
+
+
 SECTIONS = {"priors": render_priors, "experiment": render_experiment,
-            "experiment_5seeds": render_experiment_5, "calibrate": render_calibrate}  # fmt: skip
+            "experiment_5seeds": render_experiment_5, "experiment_full": render_experiment_full,
+            "calibrate": render_calibrate}  # fmt: skip
