@@ -37,6 +37,11 @@ STUDIES = {
         "fit); the issue's 20 × 32 does not fit the 40 CPU-minute budget of a shared 2-core "
         "machine",
     ),
+    "exicl-calibrate-2000": Study(
+        args=("exicl", "calibrate", "--candidates", "2000"),
+        about="GDV against exact verdicts on the issue's 2,000 masks of the wall layout "
+        "(seed 0): half the hidden wall with cells flipped, half random",
+    ),
     "exicl-calibrate": Study(
         args=("exicl", "calibrate", "--candidates", "64"),
         about="GDV against exact verdicts on 64 masks of the wall layout (seed 0): half the "
