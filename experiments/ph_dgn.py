@@ -122,4 +122,27 @@ STUDIES = {
         )
         for task in PROPERTY_TASKS
     },
+    **{
+        f"ph-dgn-property-{task}-full": Study(
+            args=(
+                "ph-dgn",
+                "property",
+                "--task",
+                task,
+                "--graphs",
+                "500,100,100",
+                "--depth",
+                "10",
+                "--epochs",
+                "300",
+                "--seeds",
+                "3",
+                "--workers",
+                "2",
+            ),  # fmt: skip
+            about=f"{task} on the PNA mixture at the issue's size: 500/100/100 graphs, 7 models "
+            "at equal width 16, L = 10, 300 full-batch epochs, 3 seeds",
+        )
+        for task in PROPERTY_TASKS
+    },
 }
