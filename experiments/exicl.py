@@ -42,9 +42,4 @@ STUDIES = {
         about="GDV against exact verdicts on the issue's 2,000 masks of the wall layout "
         "(seed 0): half the hidden wall with cells flipped, half random",
     ),
-    "exicl-calibrate": Study(
-        args=("exicl", "calibrate", "--candidates", "64"),
-        about="GDV against exact verdicts on 64 masks of the wall layout (seed 0): half the "
-        "hidden wall with cells flipped, half random; sized for a shared 2-core machine",
-    ),
 }

@@ -90,7 +90,7 @@ def render_experiment(sources, study: str = STUDY) -> str:
     )
 
 
-CALIBRATION = "experiments/results/exicl-calibrate.json"
+CALIBRATION = "experiments/results/exicl-calibrate-2000.json"
 
 
 def render_calibrate(sources) -> str:
