@@ -17,9 +17,9 @@ machine whose load drifts), the console commands
 each as a subprocess of this checkout with ``OMP_NUM_THREADS=1`` (what the 2-core machine's
 rules ask for), so the time includes Python start-up and the torch import a user pays. CPU
 time is user + sys of the run and every process it started (this process is a child
-subreaper, as in ``scripts/time_pn_gail_quick.py``, whose helpers it uses). The machine is
-shared: the 1-minute load average before each run is recorded; wall times move with it,
-CPU times much less.
+subreaper, as in ``scripts/time_pn_gail_quick.py``; rounds and summary:
+``scripts/cli_timing.py``). The machine is shared: the 1-minute load average before each
+run is recorded; wall times move with it, CPU times much less.
 
 Writes ``experiments/results/pi-dion-cli-timing.json``: provenance, per-run wall and CPU
 seconds, medians per command, the 60 s target and each run's results fingerprint
@@ -31,19 +31,17 @@ included), so the figures show the runs did the full work.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from time_pn_gail_quick import become_subreaper, children_cpu_s, reap_orphans  # noqa: E402
+from cli_timing import Command, argv, env, run_rounds, summarize  # noqa: E402
+from time_pn_gail_quick import become_subreaper, reap_orphans  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "experiments" / "results" / "pi-dion-cli-timing.json"
@@ -55,10 +53,6 @@ GENERATE = ("pi-dion", "generate", "--n-train", "1", "--n-test", str(N_TEST),
 SOLVE = ("pi-dion", "solve", "--measurements", "{data}/test.npz", "--model", "bundled",
          "--json", "--quiet")  # fmt: skip
 COMPARE = ("pi-dion", "compare", "--quick", "--json", "--no-cache", "--quiet", "--seed", "0")
-
-
-def cli(args, data: Path) -> list[str]:
-    return [sys.executable, "-m", "iclr25", *(a.format(data=data) for a in args)]
 
 
 def solve_fingerprint(doc: dict, data: Path) -> dict:
@@ -86,44 +80,10 @@ def compare_fingerprint(doc: dict, data: Path) -> dict:
     }
 
 
-COMMANDS = {"solve": (SOLVE, solve_fingerprint), "compare_quick": (COMPARE, compare_fingerprint)}
-
-
-def run_once(name: str, data: Path) -> dict:
-    args, fingerprint = COMMANDS[name]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    argv = cli(args, data)
-    load = os.getloadavg()[0]
-    cpu0, t0 = children_cpu_s(), time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
-    wall = time.perf_counter() - t0
-    reap_orphans()
-    cpu = children_cpu_s() - cpu0
-    if proc.returncode != 0:
-        raise SystemExit(f"Error: {' '.join(argv)} exited {proc.returncode}: {proc.stderr[-500:]}")
-    return {"wall_s": wall, "cpu_s": cpu, "load_before": load,
-            "results": fingerprint(json.loads(proc.stdout), data)}  # fmt: skip
-
-
-def summarize(runs: dict) -> dict:
-    out = {}
-    for name, rows in runs.items():
-        args = COMMANDS[name][0]
-        wall = statistics.median(r["wall_s"] for r in rows)
-        out[name] = {
-            "command": ["iclr25", *(a.format(data="DATA") for a in args)],
-            "wall_median_s": wall,
-            "wall_max_s": max(r["wall_s"] for r in rows),
-            "cpu_median_s": statistics.median(r["cpu_s"] for r in rows),
-            "wall_s": [r["wall_s"] for r in rows],
-            "cpu_s": [r["cpu_s"] for r in rows],
-            "load_before": [r["load_before"] for r in rows],
-            "target_s": TARGET_S,
-            "target_met": max(r["wall_s"] for r in rows) <= TARGET_S,
-            "same_results_every_run": all(r["results"] == rows[0]["results"] for r in rows),
-            "results": rows[0]["results"],
-        }
-    return out
+COMMANDS = {
+    "solve": Command(SOLVE, solve_fingerprint, TARGET_S),
+    "compare_quick": Command(COMPARE, compare_fingerprint, TARGET_S),
+}
 
 
 def main() -> int:
@@ -135,23 +95,14 @@ def main() -> int:
     from iclr25.provenance import provenance
 
     counted = become_subreaper()
-    names = list(COMMANDS)
-    runs: dict = {name: [] for name in names}
     with tempfile.TemporaryDirectory(prefix="pi-dion-timing-") as tmp:
         data = Path(tmp) / "data"
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-        gen = subprocess.run([*cli(GENERATE, data), "--out", str(data)], env=env, cwd=ROOT,
+        gen = subprocess.run([*argv(GENERATE, data), "--out", str(data)], env=env(), cwd=ROOT,
                              capture_output=True, text=True)  # fmt: skip
         reap_orphans()
         if gen.returncode != 0:
             raise SystemExit(f"Error: generate exited {gen.returncode}: {gen.stderr[-500:]}")
-        for r in range(args.rounds):
-            shift = r % len(names)
-            for name in names[shift:] + names[:shift]:
-                row = run_once(name, data)
-                runs[name].append(row)
-                print(f"round {r} {name}: wall {row['wall_s']:.1f} s, CPU {row['cpu_s']:.1f} s, "
-                      f"load {row['load_before']:.1f}", file=sys.stderr, flush=True)  # fmt: skip
+        runs = run_rounds(COMMANDS, args.rounds, data)
     doc = {
         "name": "pi-dion-cli-timing",
         "about": "wall and CPU seconds of `iclr25 pi-dion solve` (500 instances, the bundled "
@@ -163,7 +114,7 @@ def main() -> int:
         "rounds": args.rounds,
         "omp_num_threads": 1,
         "cpu_includes_workers": counted,
-        "commands": summarize(runs),
+        "commands": summarize(COMMANDS, runs),
         "cpus": os.cpu_count(),
         "load_average_end": list(os.getloadavg()),
     }
