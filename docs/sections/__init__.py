@@ -64,3 +64,18 @@ def targets_table(doc: dict) -> str:
         verdict = f"**{t['verdict']}**" if t["verdict"] != "met" else "met"
         rows.append([f"`{t['name']}`", measured, f"{t['op']} {t['target']:g}", verdict, t["why"]])
     return md_table(rows, ["target", "measured", "wanted", "verdict", "why this target"])
+
+
+def cli_timing_table(doc: dict) -> str:
+    """The commands of a ``scripts/time_*_cli.py`` result file (``scripts/cli_timing.py``)
+    against their wall-clock targets, one row per command."""
+    rows = []
+    for c in doc["commands"].values():
+        rows.append([f"`{' '.join(c['command'])}`", num(c["wall_median_s"]),
+                     ", ".join(num(w) for w in c["wall_s"]), num(c["cpu_median_s"]),
+                     ", ".join(num(load, 2) for load in c["load_before"]),
+                     f"≤ {num(c['target_s'])} s",
+                     "met" if c["target_met"] else "**not met**"])  # fmt: skip
+    headers = ["command", "wall median s", "wall s", "CPU median s", "load before",
+               "target (every run)", "verdict"]  # fmt: skip
+    return md_table(rows, headers)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docs.sections import interval, md_table, num, pct
+from docs.sections import cli_timing_table, interval, md_table, num, pct
 
 STUDY = "experiments/results/exicl-experiment-quick.json"
 STUDY_5 = "experiments/results/exicl-experiment-5seeds.json"
@@ -124,6 +124,30 @@ def render_experiment_full(sources) -> str:
     return render_experiment(sources, STUDY_FULL)
 
 
+CLI_TIMING = "experiments/results/exicl-cli-timing.json"
+
+
+def render_cli_timing(sources) -> str:
+    doc = sources.load(CLI_TIMING)
+    cmds = doc["commands"]
+    head = (
+        f"{doc['rounds']} round(s), each command a fresh subprocess (Python start-up and the "
+        f"torch import included), `OMP_NUM_THREADS={doc['omp_num_threads']}`, {doc['cpus']} "
+        "CPUs shared with other jobs; CPU = user + sys of the run and every process it started "
+        "(`experiment --quick` runs two worker processes)."
+    )
+    prior, rec, rec4 = (cmds[n]["results"] for n in ("train_prior", "recover", "recover_k4"))
+    quick = cmds["experiment_quick"]["results"]
+    work = (
+        f"Work done: the prior trained on {num(prior['train_trajectories'])} trajectories "
+        f"(final loss {num(prior['final_loss'])}, legal moves {pct(prior['legal_move_rate'])}); "
+        f"`recover` returned {rec['k']} constraints ({rec['n_exact_feasible']} exactly "
+        f"feasible), `--k 4` {rec4['k']} ({rec4['n_exact_feasible']}); the quick experiment's "
+        f"verdict: {quick['verdict']}."
+    )
+    return "\n\n".join([head, cli_timing_table(doc), work])
+
+
 SECTIONS = {"priors": render_priors, "experiment": render_experiment,
             "experiment_5seeds": render_experiment_5, "experiment_full": render_experiment_full,
-            "calibrate": render_calibrate}  # fmt: skip
+            "calibrate": render_calibrate, "cli_timing": render_cli_timing}  # fmt: skip

@@ -26,6 +26,7 @@ TRANSFER_D10 = "experiments/results/ph-dgn-transfer-d10.json"
 TRANSFER_LONG = "experiments/results/ph-dgn-transfer-long.json"
 SWEEP = "benchmarks/results/ph_dgn_sweep.json"
 PROPERTY = "experiments/results/ph-dgn-property-{}.json"
+PROPERTY_FULL = "experiments/results/ph-dgn-property-{}-full.json"
 PROPERTY_TASKS = ("diameter", "sssp", "eccentricity")
 BENCH = "benchmarks/results/ph_dgn.json"
 
@@ -176,9 +177,14 @@ def _ratio(cell: dict, chance: float) -> str:
     return f"{num(cell['mean_mse'] / chance)} ({num(low)} – {num(high)})"
 
 
-def render_property(sources) -> str:
+def render_property_full(sources) -> str:
+    """The same table from the studies at the issue's size (``ph-dgn-property-<task>-full``)."""
+    return render_property(sources, PROPERTY_FULL)
+
+
+def render_property(sources, pattern: str = PROPERTY) -> str:
     """Test log10 MSE (mean over seeds, 95 % CI) per model and task."""
-    docs = {t: sources.load(PROPERTY.format(t))["document"] for t in PROPERTY_TASKS}
+    docs = {t: sources.load(pattern.format(t))["document"] for t in PROPERTY_TASKS}
     results = {t: d["results"] for t, d in docs.items()}
     models = list(results[PROPERTY_TASKS[0]]["log10_mse"])
     rows = [
@@ -267,5 +273,6 @@ SECTIONS = {
     "transfer_long": render_transfer_long,
     "sweep": render_sweep,
     "property": render_property,
+    "property_full": render_property_full,
     "speed": render_speed,
 }

@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from docs.sections import interval, md_table, num, targets_table
+from docs.sections import cli_timing_table, interval, md_table, num, targets_table
 
 COMPARE = "experiments/results/pi-dion-compare.json"
 HALF = "experiments/results/pi-dion-compare-half.json"
@@ -253,15 +253,6 @@ def render_darcy(sources) -> str:
 def render_cli_timing(sources) -> str:
     doc = sources.load(CLI_TIMING)
     cmds = doc["commands"]
-    rows = []
-    for c in cmds.values():
-        rows.append([f"`{' '.join(c['command'])}`", num(c["wall_median_s"]),
-                     ", ".join(num(w) for w in c["wall_s"]), num(c["cpu_median_s"]),
-                     ", ".join(num(load, 2) for load in c["load_before"]),
-                     f"≤ {num(c['target_s'])} s",
-                     "met" if c["target_met"] else "**not met**"])  # fmt: skip
-    headers = ["command", "wall median s", "wall s", "CPU median s", "load before",
-               "target (every run)", "verdict"]  # fmt: skip
     solve = cmds["solve"]["results"]
     head = (
         f"{doc['rounds']} interleaved rounds, each command a fresh subprocess (Python start-up "
@@ -285,7 +276,7 @@ def render_cli_timing(sources) -> str:
         "draws of 100 instances; mean rel. L² f over draws, nMSE f), the GCV Tikhonov row "
         "included:"
     )
-    return "\n\n".join([head, md_table(rows, headers), check, qhead,
+    return "\n\n".join([head, cli_timing_table(doc), check, qhead,
                          md_table(qrows, ["method", "rel. L² f", "nMSE f"])])  # fmt: skip
 
 
