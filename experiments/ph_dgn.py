@@ -114,6 +114,23 @@ STUDIES = {
         "L = distance, 3 seeds; reported as measured (no verdict) at a small budget that "
         "fits the round: 32/16/16 graphs, 80 full-batch epochs",
     ),
+    "ph-dgn-transfer-d20": Study(
+        args=(
+            "ph-dgn",
+            "transfer",
+            "--topology",
+            "line",
+            "--distances",
+            "20",
+            "--seeds",
+            "3",
+            "--workers",
+            "2",
+        ),  # fmt: skip
+        about="copy task on lines of 20 nodes (19 hops), all seven models at the command's "
+        "default budget (500/100/100 graphs, 300 full-batch epochs, width 16, L = 20), 3 "
+        "seeds; reported as measured (the pass conditions are at distance 10)",
+    ),
     **{
         f"ph-dgn-property-{task}": Study(
             args=("ph-dgn", "property", "--task", task, *PROPERTY_BUDGET),

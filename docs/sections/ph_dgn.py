@@ -8,9 +8,10 @@
 - ``transfer_long``: experiments/results/ph-dgn-transfer-long.json (distances 20 and 50, as
   measured, no verdict);
 - ``sweep``: benchmarks/results/ph_dgn_sweep.json (scripts/ph_dgn_sweep.py: line scored,
-  ring and crossed-ring alongside); add its block to docs/ph-dgn.md once the sweep is run.
+  ring and crossed-ring alongside);
 - ``property``: experiments/results/ph-dgn-property-{diameter,sssp,eccentricity}.json
   (one table: test log10 MSE per model and task, beside the train-mean predictor);
+  ``property_full``: the same from ``ph-dgn-property-<task>-full.json`` (the issue's size);
 - ``speed``: benchmarks/results/ph_dgn.json (step and aggregation-alone times per side).
 """
 
