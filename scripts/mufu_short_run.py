@@ -53,6 +53,7 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=30)
     p.add_argument("--zipf", type=float, default=WorldConfig.zipf_s)
     p.add_argument("--mufu-share", type=float, default=0.0)
+    p.add_argument("--train-zipf", type=float, default=None, help="training-sentence exponent")
     p.add_argument("--plain-batch", type=int, default=32)
     p.add_argument("--sin", type=float, default=0.0)
     p.add_argument("--n-inner", type=int, default=None, help="MLP width (GPT-2: 4 x 128)")
@@ -68,6 +69,7 @@ def main(argv=None) -> int:
         mufu_share=a.mufu_share,
         plain_batch=a.plain_batch,
         world=WorldConfig(zipf_s=a.zipf),
+        train_zipf_s=a.train_zipf,
     )
     build = pt.build_model
 

@@ -42,8 +42,24 @@ Recipe choices (issue 22, round 3; short runs of plain prompts only, 1 thread,
 - **Sinusoidal initial position embeddings** (still GPT-2's learned table) did not help
   (loss 5.17 against 4.95 at step 200): not used.
 - **Zipf exponent 1.0** (:mod:`world`): see there.
-- The mufu share (0.3 of the steps) is kept: those prompts teach the copying the
-  experiment's students need.
+- The mufu share was 0.3 of the steps (rounds 1-3); round 4 lowers it to 0.15 with
+  5,000 steps (750 mufu steps, the old run had 900): those prompts teach the copying
+  the experiment's students need, but a mufu step (12 prompts of ~85 tokens) costs
+  ~0.46 CPU-s against ~0.15 for a plain step (32 answers), so at 0.3 three fifths of
+  the CPU went to 12 % of the answers. At 0.15 a CPU-second carries ~1.4x the answers.
+
+Round 4 (issue 22): what the budget allows. The word-exposure table (docs/mufu.md)
+fits a known-share curve (1 % at ~17 exposures per language, 30 % at ~170, 69 % at
+~550, 86 % at ~1,700); under it the share of characters known after N training
+sentences per language is 0.28 at N = 7,000 (the round-3 run: 29 % measured),
+0.40 at 15,000, 0.53 at 30,000, 0.79 at 150,000 (85 % ≈ chrF 80 needs ~200,000,
+~60,000 steps of batch 32: ~4 CPU-hours even with plain steps only). **Flattening the
+training sentences' Zipf exponent** (``train_zipf_s``: the high-resource sentences of
+both prompt kinds drawn with a smaller exponent, same lexicon; ``tel``'s pool and all
+evaluation sentences unchanged) moves exposures from the frequent words to the tail;
+under the same curve it gains nothing at N ≤ 15,000 (0.8: 0.41, 0.5: 0.40, 0.0: 0.26
+against 0.40) and pays only from ~30,000 sentences per language (0.5: 0.57 against
+0.53; at 150,000: 0.85 against 0.79). Short runs: see below.
 
 The script (``scripts/train_mufu_model.py``) records a learning curve: chrF into every
 language on 30 validation sentences every 500 steps (``probe``), in ``training_log.json``.
@@ -61,7 +77,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -76,15 +92,16 @@ HIGH_RESOURCE = tuple(lang for lang in LANGUAGES if lang != TARGET)
 @dataclass(frozen=True)
 class PretrainConfig:
     world: WorldConfig = field(default_factory=WorldConfig)
-    steps: int = 3000  # ~0.25 CPU-s per step (1 thread): ~13 CPU-minutes (module docstring)
+    steps: int = 5000  # ~0.2 CPU-s per step (1 thread): ~17 CPU-minutes (module docstring)
     plain_batch: int = 32  # ~24 tokens per example
     mufu_batch: int = 12  # ~85 tokens per example: about the same tokens per step
     lr: float = 3e-3  # 1e-2 was worse than 3e-3 at equal steps (module docstring)
-    warmup: int = 180  # 6 % of the steps
+    warmup: int = 300  # 6 % of the steps
     weight_decay: float = 0.01
-    mufu_share: float = 0.3  # share of steps on mufu prompts
+    mufu_share: float = 0.15  # share of steps on mufu prompts (0.3 until round 3)
     target_share: float = 0.04  # share of plain examples that translate into tel (its pool)
     target_pool: int = 200  # tel's parallel sentences: the low-resource condition
+    train_zipf_s: float | None = None  # training sentences' Zipf exponent (None: the world's)
     max_aux: int = 5
     source_dropout: float = 0.15
     draft_error_max: float = 0.5
@@ -123,6 +140,9 @@ class ExampleStream:
         self.config = config
         self.rng = np.random.default_rng([config.seed, 1])
         self.pool = target_pool(world, config.target_pool)
+        self.sampler = world  # draws the high-resource sentences (same lexicon, flatter Zipf)
+        if config.train_zipf_s is not None:
+            self.sampler = World(replace(world.config, zipf_s=config.train_zipf_s))
         self.names = display_names()
 
     def plain(self) -> tuple[str, str]:
@@ -130,13 +150,14 @@ class ExampleStream:
         if rng.random() < self.config.target_share:
             sentence, lang = self.pool[rng.integers(len(self.pool))], TARGET
         else:
-            sentence, lang = w.sample(rng), HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
+            sentence = self.sampler.sample(rng)
+            lang = HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
         row = {"source": w.render(sentence, SOURCE)}
         return prompts.plain_prompt(row, lang, names=self.names), w.render(sentence, lang)
 
     def mufu(self) -> tuple[str, str]:
         rng, w, cfg = self.rng, self.world, self.config
-        sentence = w.sample(rng)
+        sentence = self.sampler.sample(rng)
         lang = HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
         k = int(rng.integers(1, cfg.max_aux + 1))
         pool = [x for x in LANGUAGES if x not in (TARGET, lang)]
@@ -144,7 +165,7 @@ class ExampleStream:
         cand_sentence = sentence
         if rng.random() < cfg.bad_candidates_p:
             if rng.random() < 0.5:
-                cand_sentence = w.sample(rng)
+                cand_sentence = self.sampler.sample(rng)
             else:
                 far = [x for x in pool if w.distances[lang][x] >= 1.0]
                 aux = [far[i] for i in rng.choice(len(far), size=min(k, len(far)), replace=False)]
