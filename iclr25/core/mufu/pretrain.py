@@ -42,11 +42,13 @@ Recipe choices (issue 22, round 3; short runs of plain prompts only, 1 thread,
 - **Sinusoidal initial position embeddings** (still GPT-2's learned table) did not help
   (loss 5.17 against 4.95 at step 200): not used.
 - **Zipf exponent 1.0** (:mod:`world`): see there.
-- The mufu share was 0.3 of the steps (rounds 1-3); round 4 lowers it to 0.15 with
-  5,000 steps (750 mufu steps, the old run had 900): those prompts teach the copying
-  the experiment's students need, but a mufu step (12 prompts of ~85 tokens) costs
-  ~0.46 CPU-s against ~0.15 for a plain step (32 answers), so at 0.3 three fifths of
-  the CPU went to 12 % of the answers. At 0.15 a CPU-second carries ~1.4x the answers.
+- The mufu share was 0.3 of the steps (rounds 1-3); round 4 lowers it to 0.15 and
+  trains longer (5,000 steps have 750 mufu steps, round 3 had 900): those prompts teach
+  the copying the experiment's students need, but carry 12 answers against a plain
+  step's 32. Measured (30 steps each, 1 thread, an idle-ish machine): a mufu step ~0.11
+  CPU-s, a plain step ~0.09, so at 0.15 a CPU-second carries ~1.15x the answers it did
+  at 0.3. (Round 3 logged 0.24 CPU-s per step for the same mix: CPU seconds on this
+  shared 2-core machine grow with its load, ~2.5x then.)
 
 Round 4 (issue 22): what the budget allows. The word-exposure table (docs/mufu.md)
 fits a known-share curve (1 % at ~17 exposures per language, 30 % at ~170, 69 % at
@@ -81,9 +83,13 @@ validation sentences into sam / dov / ubo / une / tel):
   training loss of 1.98 at step 2,000 and 1.38 at step 3,000 where the round-3 run had
   3.14 and 2.22, and validation chrF (30 sentences, every language) rose from 12-24 at
   step 1,500 to 43-60 at 3,500 (round 3: 13-18 at 1,500, 20-25 at its end, 3,000); a
-  step cost ~0.12 CPU-s. The round-3 curve had flattened as its learning rate decayed,
-  so the ~300-1,000 exposures per known word it measured belong to that schedule, not
-  to the model. Final figures: ``training_log.json`` and docs/mufu.md.
+  step cost ~0.11 CPU-s. The round-3 curve had flattened as its learning rate decayed,
+  so the ~300-1,000 exposures per known word it measured belong to that run, not to
+  the model (the 5,000-step model knows half the words seen 30-100 times per language;
+  round 3: 6 %). Which change did it, the mufu share (more plain answers, fewer prompts
+  whose answer can be copied from a draft) or the longer high-learning-rate phase, is
+  not separated: no run changed one alone. Final figures: ``training_log.json``,
+  docs/mufu.md.
 
 The script (``scripts/train_mufu_model.py``) records a learning curve: chrF into every
 language on 30 validation sentences every 500 steps (``probe``), in ``training_log.json``.
