@@ -21,6 +21,16 @@ probe sentences, so a rerun prints other chrF figures.
 ``--n-inner N`` widens the MLP. With the world as shipped (Zipf 1.0, validation
 sentences): ``--steps 400`` loss 4.15 (last 50 steps), chrF sam 8.3, 112 CPU-s;
 ``--steps 400 --n-inner 2048`` loss 4.05, chrF sam 9.7, 245 CPU-s.
+
+Round 4 (``--langs sam,dov,ubo,une,tel``, about 100 CPU-s each; chrF in that order):
+
+    python scripts/mufu_short_run.py --steps 800 --warmup 50                   # 12.5 ... 11.2
+    python scripts/mufu_short_run.py --steps 800 --warmup 50 --train-zipf 0.5  # 8.9 ... 10.3
+    python scripts/mufu_short_run.py --steps 800 --warmup 50 --lr 6e-3         # 8.9 ... 9.2
+
+(all five: 12.5 11.2 12.6 12.2 11.2; 8.9 7.3 8.7 6.8 10.3; 8.9 7.0 6.3 6.9 9.2).
+
+``--train-zipf S`` draws the training sentences with Zipf exponent S (``train_zipf_s``).
 """
 
 from __future__ import annotations
