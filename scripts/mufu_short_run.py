@@ -21,6 +21,16 @@ probe sentences, so a rerun prints other chrF figures.
 ``--n-inner N`` widens the MLP. With the world as shipped (Zipf 1.0, validation
 sentences): ``--steps 400`` loss 4.15 (last 50 steps), chrF sam 8.3, 112 CPU-s;
 ``--steps 400 --n-inner 2048`` loss 4.05, chrF sam 9.7, 245 CPU-s.
+
+Round 4 (``--langs sam,dov,ubo,une,tel``, about 100 CPU-s each; chrF in that order):
+
+    python scripts/mufu_short_run.py --steps 800 --warmup 50                   # 12.5 ... 11.2
+    python scripts/mufu_short_run.py --steps 800 --warmup 50 --train-zipf 0.5  # 8.9 ... 10.3
+    python scripts/mufu_short_run.py --steps 800 --warmup 50 --lr 6e-3         # 8.9 ... 9.2
+
+(all five: 12.5 11.2 12.6 12.2 11.2; 8.9 7.3 8.7 6.8 10.3; 8.9 7.0 6.3 6.9 9.2).
+
+``--train-zipf S`` draws the training sentences with Zipf exponent S (``train_zipf_s``).
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=30)
     p.add_argument("--zipf", type=float, default=WorldConfig.zipf_s)
     p.add_argument("--mufu-share", type=float, default=0.0)
+    p.add_argument("--train-zipf", type=float, default=None, help="training-sentence exponent")
     p.add_argument("--plain-batch", type=int, default=32)
     p.add_argument("--sin", type=float, default=0.0)
     p.add_argument("--n-inner", type=int, default=None, help="MLP width (GPT-2: 4 x 128)")
@@ -68,6 +79,7 @@ def main(argv=None) -> int:
         mufu_share=a.mufu_share,
         plain_batch=a.plain_batch,
         world=WorldConfig(zipf_s=a.zipf),
+        train_zipf_s=a.train_zipf,
     )
     build = pt.build_model
 

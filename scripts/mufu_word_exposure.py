@@ -8,8 +8,9 @@ greedy choice of every one of its syllable tokens is right. Each word is binned 
 expected number of times its lemma appeared in answers into that language during
 pretraining: steps × (plain examples per step × (1 − tel share) + Mufu examples per
 step) / 10 languages × the lemma's expected count per sentence (class draws × Zipf
-probability). The table says how many exposures per language a word needs before the
-model knows it, and which share of the characters (what chrF counts) those words carry.
+probability, with the training exponent ``train_zipf_s`` when the recipe sets one).
+The table says how many exposures per language a word needs before the model knows it,
+and which share of the characters (what chrF counts) those words carry.
 
     python scripts/mufu_word_exposure.py            # the bundled model
     python scripts/mufu_word_exposure.py --model DIR --out FILE.json
@@ -35,6 +36,12 @@ def expected_exposures(world, cfg: dict) -> list[float]:
     """Per lemma: expected appearances in answers into one high-resource language."""
     import numpy as np
 
+    if cfg.get("train_zipf_s") is not None:  # training sentences drawn with a flatter Zipf
+        from dataclasses import replace
+
+        from iclr25.core.mufu.world import World
+
+        world = World(replace(world.config, zipf_s=cfg["train_zipf_s"]))
     wc = world.config
     draws = {
         "N": 2 + wc.adposition_p,  # subject, object, adpositional noun

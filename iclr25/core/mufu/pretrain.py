@@ -42,8 +42,57 @@ Recipe choices (issue 22, round 3; short runs of plain prompts only, 1 thread,
 - **Sinusoidal initial position embeddings** (still GPT-2's learned table) did not help
   (loss 5.17 against 4.95 at step 200): not used.
 - **Zipf exponent 1.0** (:mod:`world`): see there.
-- The mufu share (0.3 of the steps) is kept: those prompts teach the copying the
-  experiment's students need.
+- The mufu share was 0.3 of the steps (rounds 1-3); round 4 lowers it to 0.15 and
+  trains longer (5,000 steps have 750 mufu steps, round 3 had 900): those prompts teach
+  the copying the experiment's students need, but carry 12 answers against a plain
+  step's 32. Measured (30 steps each, 1 thread, an idle-ish machine): a mufu step ~0.11
+  CPU-s, a plain step ~0.09, so at 0.15 a CPU-second carries ~1.15x the answers it did
+  at 0.3. (Round 3 logged 0.24 CPU-s per step for the same mix: CPU seconds on this
+  shared 2-core machine grow with its load, ~2.5x then.)
+
+Round 4 (issue 22): what the budget allows. The word-exposure table (docs/mufu.md)
+fits a known-share curve (1 % at ~17 exposures per language, 30 % at ~170, 69 % at
+~550, 86 % at ~1,700); under it the share of characters known after N training
+sentences per language is 0.28 at N = 7,000 (the round-3 run: 29 % measured),
+0.40 at 15,000, 0.53 at 30,000, 0.79 at 150,000 (85 % ≈ chrF 80 needs ~200,000,
+~60,000 steps of batch 32: ~4 CPU-hours even with plain steps only). **Flattening the
+training sentences' Zipf exponent** (``train_zipf_s``: the high-resource sentences of
+both prompt kinds drawn with a smaller exponent, same lexicon; ``tel``'s pool and all
+evaluation sentences unchanged) moves exposures from the frequent words to the tail;
+under the same curve it gains nothing at N ≤ 15,000 (0.8: 0.41, 0.5: 0.40, 0.0: 0.26
+against 0.40) and pays only from ~30,000 sentences per language (0.5: 0.57 against
+0.53; at 150,000: 0.85 against 0.79). Short runs (``scripts/mufu_short_run.py
+--steps 800 --warmup 50``, plain prompts only, ~100 CPU-s each, 1 thread, chrF on 60
+validation sentences into sam / dov / ubo / une / tel):
+
+  ============================  =====================================  =============
+  run                           chrF sam / dov / ubo / une / tel       loss, last 50
+  ============================  =====================================  =============
+  defaults                      12.5 / 11.2 / 12.6 / 12.2 / 11.2       3.40
+  ``--train-zipf 0.5``          8.9 / 7.3 / 8.7 / 6.8 / 10.3           4.03
+  ``--lr 6e-3``                 8.9 / 7.0 / 6.3 / 6.9 / 9.2            3.86
+  ============================  =====================================  =============
+
+  Flattening costs chrF this early, as the exposure curve predicts (N ≈ 2,500 here);
+  it was not tested at the N where it would pay, so it stays off (``None``). A 1,200-step
+  comparison of exponents 1.0 / 0.5 / 0.0 was stopped at step ~600 (the machine was
+  shared by five agents and the full run came first). The higher learning rate is worse.
+
+- **The full runs say the exposure curve was too pessimistic.** The round-4 recipe (mufu
+  share 0.15, 5,000 steps, so the learning rate is still high at step 3,000) reached a
+  training loss of 1.98 at step 2,000 and 1.38 at step 3,000 where the round-3 run had
+  3.14 and 2.22, and validation chrF (30 sentences, every language) rose from 12-24 at
+  step 1,500 to 43-60 at 3,500 (round 3: 13-18 at 1,500, 20-25 at its end, 3,000); a
+  step cost ~0.11 CPU-s. The round-3 curve had flattened as its learning rate decayed,
+  so the ~300-1,000 exposures per known word it measured belong to that run, not to
+  the model (the 5,000-step model knows half the words seen 30-100 times per language;
+  round 3: 6 %). Which change did it, the mufu share (more plain answers, fewer prompts
+  whose answer can be copied from a draft) or the longer high-learning-rate phase, is
+  not separated: no run changed one alone. Full runs of this recipe (the script's
+  check, 200 held-out sentences per language; high-resource min / ``tel``): 5,000
+  steps 53.7 / 37.4 (9.4 CPU-min), 7,000 steps 62.8 / 43.9 (11.4), 10,000 steps (the
+  default) 72.6 / 50.0 (17.6). The minimum gains ~27 chrF per doubling of the steps;
+  80 is extrapolated near 13,000 steps (~23 CPU-min), not run. Details: docs/mufu.md.
 
 The script (``scripts/train_mufu_model.py``) records a learning curve: chrF into every
 language on 30 validation sentences every 500 steps (``probe``), in ``training_log.json``.
@@ -61,7 +110,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -76,15 +125,16 @@ HIGH_RESOURCE = tuple(lang for lang in LANGUAGES if lang != TARGET)
 @dataclass(frozen=True)
 class PretrainConfig:
     world: WorldConfig = field(default_factory=WorldConfig)
-    steps: int = 3000  # ~0.25 CPU-s per step (1 thread): ~13 CPU-minutes (module docstring)
+    steps: int = 10000  # ~0.1 CPU-s per step (1 thread): ~18 CPU-minutes (module docstring)
     plain_batch: int = 32  # ~24 tokens per example
     mufu_batch: int = 12  # ~85 tokens per example: about the same tokens per step
     lr: float = 3e-3  # 1e-2 was worse than 3e-3 at equal steps (module docstring)
-    warmup: int = 180  # 6 % of the steps
+    warmup: int = 600  # 6 % of the steps
     weight_decay: float = 0.01
-    mufu_share: float = 0.3  # share of steps on mufu prompts
+    mufu_share: float = 0.15  # share of steps on mufu prompts (0.3 until round 3)
     target_share: float = 0.04  # share of plain examples that translate into tel (its pool)
     target_pool: int = 200  # tel's parallel sentences: the low-resource condition
+    train_zipf_s: float | None = None  # training sentences' Zipf exponent (None: the world's)
     max_aux: int = 5
     source_dropout: float = 0.15
     draft_error_max: float = 0.5
@@ -123,6 +173,9 @@ class ExampleStream:
         self.config = config
         self.rng = np.random.default_rng([config.seed, 1])
         self.pool = target_pool(world, config.target_pool)
+        self.sampler = world  # draws the high-resource sentences (same lexicon, flatter Zipf)
+        if config.train_zipf_s is not None:
+            self.sampler = World(replace(world.config, zipf_s=config.train_zipf_s))
         self.names = display_names()
 
     def plain(self) -> tuple[str, str]:
@@ -130,13 +183,14 @@ class ExampleStream:
         if rng.random() < self.config.target_share:
             sentence, lang = self.pool[rng.integers(len(self.pool))], TARGET
         else:
-            sentence, lang = w.sample(rng), HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
+            sentence = self.sampler.sample(rng)
+            lang = HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
         row = {"source": w.render(sentence, SOURCE)}
         return prompts.plain_prompt(row, lang, names=self.names), w.render(sentence, lang)
 
     def mufu(self) -> tuple[str, str]:
         rng, w, cfg = self.rng, self.world, self.config
-        sentence = w.sample(rng)
+        sentence = self.sampler.sample(rng)
         lang = HIGH_RESOURCE[rng.integers(len(HIGH_RESOURCE))]
         k = int(rng.integers(1, cfg.max_aux + 1))
         pool = [x for x in LANGUAGES if x not in (TARGET, lang)]
@@ -144,7 +198,7 @@ class ExampleStream:
         cand_sentence = sentence
         if rng.random() < cfg.bad_candidates_p:
             if rng.random() < 0.5:
-                cand_sentence = w.sample(rng)
+                cand_sentence = self.sampler.sample(rng)
             else:
                 far = [x for x in pool if w.distances[lang][x] >= 1.0]
                 aux = [far[i] for i in rng.choice(len(far), size=min(k, len(far)), replace=False)]

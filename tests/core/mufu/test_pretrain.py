@@ -116,3 +116,26 @@ def test_shipped_weights_are_the_ones_its_training_log_describes():
     assert log["requirement_met"] == (
         log["high_resource_min_chrf"] >= 80.0 and log["target_gap_met"]
     )
+
+
+def test_a_flatter_training_zipf_keeps_tel_to_its_pool_and_the_lexicon():
+    """``train_zipf_s`` draws the high-resource sentences with a flatter Zipf (more distinct
+    lemmas, the same word forms); ``tel`` still gets only its pool, never a mufu prompt."""
+    from iclr25.core.mufu.world import TARGET, World
+
+    cfg = replace(pt.PretrainConfig(), target_share=0.3)
+    flat_cfg = replace(cfg, train_zipf_s=0.0)
+    world = World(cfg.world)
+    pool = {world.render(s, TARGET) for s in pt.target_pool(world, cfg.target_pool)}
+    lexicon = {w for lang in world.languages.values() for w in lang.lexicon}
+    distinct = []
+    for config in (cfg, flat_cfg):
+        stream = pt.ExampleStream(world, config)
+        plain = [stream.plain() for _ in range(400)]
+        tel = [a for p, a in plain if p.endswith("Tel:")]
+        assert tel and all(a in pool for a in tel)
+        assert all(not stream.mufu()[0].endswith("Tel:") for _ in range(20))
+        words = [w for p, a in plain if not p.endswith("Tel:") for w in a.split()]
+        assert set(words) <= lexicon
+        distinct.append(len(set(words)))
+    assert distinct[1] > 1.5 * distinct[0]
