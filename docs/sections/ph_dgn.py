@@ -7,6 +7,8 @@
 - ``transfer_d10``: experiments/results/ph-dgn-transfer-d10.json (distance 10, default budget);
 - ``transfer_long``: experiments/results/ph-dgn-transfer-long.json (distances 20 and 50, as
   measured, no verdict);
+- ``transfer_d20``: experiments/results/ph-dgn-transfer-d20.json (distance 20 at the
+  default budget, as measured);
 - ``sweep``: benchmarks/results/ph_dgn_sweep.json (scripts/ph_dgn_sweep.py: line scored,
   ring and crossed-ring alongside);
 - ``property``: experiments/results/ph-dgn-property-{diameter,sssp,eccentricity}.json
@@ -25,6 +27,7 @@ SENSITIVITY = "experiments/results/ph-dgn-sensitivity.json"
 OFFICIAL = "experiments/results/ph-dgn-transfer-official.json"
 TRANSFER_D10 = "experiments/results/ph-dgn-transfer-d10.json"
 TRANSFER_LONG = "experiments/results/ph-dgn-transfer-long.json"
+TRANSFER_D20 = "experiments/results/ph-dgn-transfer-d20.json"
 SWEEP = "benchmarks/results/ph_dgn_sweep.json"
 PROPERTY = "experiments/results/ph-dgn-property-{}.json"
 PROPERTY_FULL = "experiments/results/ph-dgn-property-{}-full.json"
@@ -154,6 +157,11 @@ def render_transfer_long(sources) -> str:
     return render_transfer(sources, TRANSFER_LONG)
 
 
+def render_transfer_d20(sources) -> str:
+    """Distance 20 at the command's default budget: reported as measured (no verdict)."""
+    return render_transfer(sources, TRANSFER_D20)
+
+
 def render_sweep(sources) -> str:
     """One table per topology of the sweep (``÷ chance`` per model and distance)."""
     doc = sources.load(SWEEP)
@@ -272,6 +280,7 @@ SECTIONS = {
     "transfer": render_transfer,
     "transfer_d10": render_transfer_d10,
     "transfer_long": render_transfer_long,
+    "transfer_d20": render_transfer_d20,
     "sweep": render_sweep,
     "property": render_property,
     "property_full": render_property_full,
