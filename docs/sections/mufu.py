@@ -66,6 +66,12 @@ def render_score_demo(sources) -> str:
     )
 
 
+def _ranks(log: dict) -> str:
+    """Under torchrun the CPU time is rank 0's; say how many processes shared the work."""
+    ranks = (log.get("distributed") or {}).get("world_size", 1)
+    return f" (rank 0 of {ranks} data-parallel processes, torchrun)" if ranks > 1 else ""
+
+
 def render_model(sources) -> str:
     log = sources.load(MODEL_LOG)
     cfg = log["config"]
@@ -89,8 +95,8 @@ def render_model(sources) -> str:
             f"learning rate {cfg['lr']:g}, batch {cfg['plain_batch']} plain / "
             f"{cfg['mufu_batch']} mufu prompts, "
             f"{num(log['tokens'])} tokens, {num(log['parameters'])} parameters; "
-            f"{log['cpu_s'] / 60:.1f} CPU minutes, {log['wall_s'] / 60:.1f} minutes wall "
-            f"({log['threads']} torch thread, shared machine); loss "
+            f"{log['cpu_s'] / 60:.1f} CPU minutes{_ranks(log)}, {log['wall_s'] / 60:.1f} "
+            f"minutes wall ({log['threads']} torch thread per process, shared machine); loss "
             + ", ".join(f"{h['loss']:.2f} (step {h['step']})" for h in losses)
             + f". Weights `model.safetensors` sha256 "
             f"`{log['sha256']}`.",

@@ -93,7 +93,7 @@ def base_model(config: ExperimentConfig, execution: Execution | None = None) -> 
             raise InputError(
                 f"the embedded base model is not built in this installation ({where})",
                 "build it with `python scripts/train_mufu_model.py`, or let the experiment "
-                "train one: --world-seed 0 --pretrain-steps 10000 (about 18 CPU minutes)",
+                "train one: --world-seed 0 --pretrain-steps 15000 (about 27 CPU minutes)",
             )
         return str(where)
     task = Task(pretrain_task, _pretrain_config(config), config.world_seed or 0, "pretrain")

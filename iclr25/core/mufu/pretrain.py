@@ -125,11 +125,11 @@ HIGH_RESOURCE = tuple(lang for lang in LANGUAGES if lang != TARGET)
 @dataclass(frozen=True)
 class PretrainConfig:
     world: WorldConfig = field(default_factory=WorldConfig)
-    steps: int = 10000  # ~0.1 CPU-s per step (1 thread): ~18 CPU-minutes (module docstring)
+    steps: int = 15000  # ~0.1 CPU-s per step (1 thread): ~27 CPU-minutes (module docstring)
     plain_batch: int = 32  # ~24 tokens per example
     mufu_batch: int = 12  # ~85 tokens per example: about the same tokens per step
     lr: float = 3e-3  # 1e-2 was worse than 3e-3 at equal steps (module docstring)
-    warmup: int = 600  # 6 % of the steps
+    warmup: int = 900  # 6 % of the steps
     weight_decay: float = 0.01
     mufu_share: float = 0.15  # share of steps on mufu prompts (0.3 until round 3)
     target_share: float = 0.04  # share of plain examples that translate into tel (its pool)
