@@ -90,3 +90,34 @@ def summarize(commands: dict[str, Command], runs: dict[str, list[dict]]) -> dict
             "results": rows[0]["results"],
         }
     return out
+
+
+def write_document(
+    out: Path,
+    name: str,
+    about: str,
+    seeds: list[int],
+    rounds: int,
+    counted: bool,
+    commands: dict[str, Command],
+    runs: dict,
+    **extra,
+) -> None:
+    """The result file: provenance, the per-command summary and the machine's state."""
+    from iclr25 import atomic
+    from iclr25.provenance import provenance
+
+    doc = {
+        "name": name,
+        "about": about,
+        "provenance": provenance(seeds=seeds),
+        **extra,
+        "rounds": rounds,
+        "omp_num_threads": 1,
+        "cpu_includes_workers": counted,
+        "commands": summarize(commands, runs),
+        "cpus": os.cpu_count(),
+        "load_average_end": list(os.getloadavg()),
+    }
+    atomic.write_json(out, doc)
+    print(f"wrote {out}", file=sys.stderr)

@@ -24,13 +24,12 @@ conditions' values), which must be the same in every round.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_timing import Command, run_rounds, summarize  # noqa: E402
+from cli_timing import Command, run_rounds, write_document  # noqa: E402
 from time_pn_gail_quick import become_subreaper  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,27 +75,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    from iclr25 import atomic
-    from iclr25.provenance import provenance
-
     counted = become_subreaper()
     with tempfile.TemporaryDirectory(prefix="exicl-timing-") as tmp:
         runs = run_rounds(COMMANDS, args.rounds, Path(tmp))
-    doc = {
-        "name": "exicl-cli-timing",
-        "about": "wall and CPU seconds of `iclr25 exicl` train-prior, recover (K = 5 and 4) "
-        "and experiment --quick as subprocesses, against issue 24's targets, on the shared "
-        "machine",
-        "provenance": provenance(seeds=[0]),
-        "rounds": args.rounds,
-        "omp_num_threads": 1,
-        "cpu_includes_workers": counted,
-        "commands": summarize(COMMANDS, runs),
-        "cpus": os.cpu_count(),
-        "load_average_end": list(os.getloadavg()),
-    }
-    atomic.write_json(args.out, doc)
-    print(f"wrote {args.out}", file=sys.stderr)
+    about = (
+        "wall and CPU seconds of `iclr25 exicl` train-prior, recover (K = 5 and 4) and "
+        "experiment --quick as subprocesses, against issue 24's targets, on the shared machine"
+    )
+    write_document(args.out, "exicl-cli-timing", about, [0], args.rounds, counted, COMMANDS, runs)
     return 0
 
 

@@ -31,7 +31,6 @@ included), so the figures show the runs did the full work.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -40,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_timing import Command, argv, env, run_rounds, summarize  # noqa: E402
+from cli_timing import Command, argv, env, run_rounds, write_document  # noqa: E402
 from time_pn_gail_quick import become_subreaper, reap_orphans  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,8 +90,6 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    from iclr25 import atomic
-    from iclr25.provenance import provenance
 
     counted = become_subreaper()
     with tempfile.TemporaryDirectory(prefix="pi-dion-timing-") as tmp:
@@ -103,23 +100,14 @@ def main() -> int:
         if gen.returncode != 0:
             raise SystemExit(f"Error: generate exited {gen.returncode}: {gen.stderr[-500:]}")
         runs = run_rounds(COMMANDS, args.rounds, data)
-    doc = {
-        "name": "pi-dion-cli-timing",
-        "about": "wall and CPU seconds of `iclr25 pi-dion solve` (500 instances, the bundled "
-        "model) and `iclr25 pi-dion compare --quick --no-cache`, as subprocesses, against "
-        "issue 27's 60 s target, interleaved on the shared machine",
-        "provenance": provenance(seeds=[0, TEST_SEED]),
-        "generate": ["iclr25", *GENERATE, "--out", "DATA"],
-        "instances": N_TEST,
-        "rounds": args.rounds,
-        "omp_num_threads": 1,
-        "cpu_includes_workers": counted,
-        "commands": summarize(COMMANDS, runs),
-        "cpus": os.cpu_count(),
-        "load_average_end": list(os.getloadavg()),
-    }
-    atomic.write_json(args.out, doc)
-    print(f"wrote {args.out}", file=sys.stderr)
+    about = (
+        "wall and CPU seconds of `iclr25 pi-dion solve` (500 instances, the bundled model) and "
+        "`iclr25 pi-dion compare --quick --no-cache`, as subprocesses, against issue 27's 60 s "
+        "target, interleaved on the shared machine"
+    )
+    write_document(args.out, "pi-dion-cli-timing", about, [0, TEST_SEED], args.rounds, counted,
+                   COMMANDS, runs, generate=["iclr25", *GENERATE, "--out", "DATA"],
+                   instances=N_TEST)  # fmt: skip
     return 0
 
 

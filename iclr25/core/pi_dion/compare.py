@@ -301,15 +301,18 @@ def summarise(config: CompareConfig, results: list[dict]) -> dict:
     return out
 
 
+def match_phrase(labels, where: str, n_match: float | None) -> str:
+    """How many labels a supervised DeepONet needs to match PI-DION, in words."""
+    if where == "matched":
+        return f"a supervised DeepONet matches it with ~{n_match:.0f} labels"
+    if where == "below_grid":
+        return f"a supervised DeepONet with {labels[0]} labels is already better"
+    return f"no supervised DeepONet up to {labels[-1]} labels matches it"
+
+
 def verdict(config: CompareConfig, out: dict) -> str:
     err = {n: out["rel_l2_f"][n]["mean"] for n in ("pi_dion", "tikhonov", "bayes")}
-    where, n_match = out["labels_to_match_where"], out["labels_to_match"]
-    if where == "matched":
-        match = f"a supervised DeepONet matches it with ~{n_match:.0f} labels"
-    elif where == "below_grid":
-        match = f"a supervised DeepONet with {config.labels[0]} labels is already better"
-    else:
-        match = f"no supervised DeepONet up to {config.labels[-1]} labels matches it"
+    match = match_phrase(config.labels, out["labels_to_match_where"], out["labels_to_match"])
     text = (
         f"PI-DION (no labels) f error {err['pi_dion']:.3f} = "
         f"{err['pi_dion'] / err['tikhonov']:.2f}× Tikhonov, {err['pi_dion'] / err['bayes']:.2f}× "

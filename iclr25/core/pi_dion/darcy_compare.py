@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from iclr25.core.pi_dion import darcy, darcy_tikhonov
-from iclr25.core.pi_dion.compare import PASS_LABELS, labels_to_match, t_interval
+from iclr25.core.pi_dion.compare import PASS_LABELS, labels_to_match, match_phrase, t_interval
 from iclr25.core.pi_dion.measurements import identifiable_fraction
 from iclr25.core.pi_dion.problem import Problem, rel_l2, sensor_points
 from iclr25.core.pi_dion.recipe import TrainConfig
@@ -168,13 +168,7 @@ def summarise(config: DarcyCompareConfig, results: list[dict]) -> dict:
 
 def verdict(config: DarcyCompareConfig, out: dict) -> str:
     a = {n: out["rel_l2_a"][n]["mean"] for n in out["methods"]}
-    where, n_match = out["labels_to_match_where"], out["labels_to_match"]
-    if where == "matched":
-        match = f"a supervised DeepONet matches it with ~{n_match:.0f} labels"
-    elif where == "below_grid":
-        match = f"a supervised DeepONet with {config.labels[0]} labels is already better"
-    else:
-        match = f"no supervised DeepONet up to {config.labels[-1]} labels matches it"
+    match = match_phrase(config.labels, out["labels_to_match_where"], out["labels_to_match"])
     near = out["rel_l2_a_near_flux_zero"]["pi_dion"]["mean"]
     away = out["rel_l2_a_away"]["pi_dion"]["mean"]
     near_t = out["rel_l2_a_near_flux_zero"]["tikhonov"]["mean"]

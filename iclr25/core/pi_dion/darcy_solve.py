@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from iclr25.core.pi_dion import darcy, darcy_tikhonov, problem
-from iclr25.core.pi_dion.measurements import Measurements, identifiable_fraction
+from iclr25.core.pi_dion.measurements import Measurements, identifiable_fraction, sensor_misfit
 from iclr25.errors import UsageError
 
 METHODS = ("pi-dion", "tikhonov")
@@ -51,9 +51,7 @@ def solve(data: Measurements, p: problem.Problem, cfg, saved=None) -> dict:
                  "log10_alpha": log_alpha.tolist(),
                  "discrepancy_reached": reached.tolist()}  # fmt: skip
     a = np.exp(g)
-    u_at = np.stack([np.interp(data.x, grid, row) for row in u])  # (N, m)
-    misfit = np.linalg.norm(u_at - data.u, axis=1)
-    misfit /= np.maximum(np.linalg.norm(data.u, axis=1), 1e-300)
+    misfit = sensor_misfit(u, grid, data)
     return {
         "method": cfg.method,
         "grid": grid.tolist(),

@@ -181,6 +181,13 @@ def hull(x: np.ndarray) -> tuple[float, float]:
     return low, high
 
 
+def sensor_misfit(u: np.ndarray, grid: np.ndarray, data: Measurements) -> np.ndarray:
+    """‖u(sensors) − d‖ / ‖d‖ per instance for fields ``u`` (N, G) on a 1-D ``grid``."""
+    u_at = np.stack([np.interp(data.x, grid, row) for row in u])  # (N, m)
+    misfit = np.linalg.norm(u_at - data.u, axis=1)
+    return misfit / np.maximum(np.linalg.norm(data.u, axis=1), 1e-300)
+
+
 def identifiable_fraction(x: np.ndarray) -> float:
     """Share of Ω inside the sensors' :func:`hull`; in 2-D (x (m, 2)) the product of the
     1-D shares of the distinct x and y coordinates (a bounding-box approximation)."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from iclr25.core.pi_dion import bayes, problem, tikhonov
-from iclr25.core.pi_dion.measurements import Measurements, identifiable_fraction
+from iclr25.core.pi_dion.measurements import Measurements, identifiable_fraction, sensor_misfit
 from iclr25.core.pi_dion.problem import Problem
 from iclr25.errors import UsageError
 
@@ -87,9 +87,7 @@ def solve(data: Measurements, p: Problem, cfg: SolveConfig, saved=None) -> dict:
         base = problem.grid()
         u = np.stack([np.interp(grid, base, row) for row in u129])
         f = np.stack([np.interp(grid, base, row) for row in f129])
-    u_at = np.stack([np.interp(data.x, grid, row) for row in u])  # (N, m)
-    misfit = np.linalg.norm(u_at - data.u, axis=1)
-    misfit /= np.maximum(np.linalg.norm(data.u, axis=1), 1e-300)
+    misfit = sensor_misfit(u, grid, data)
     return {
         "method": cfg.method,
         "grid": grid.tolist(),
