@@ -32,6 +32,11 @@ STUDIES = {
         about="the embedded experiment, 2 seeds, arms plain / mufu / shuffled and the teacher: "
         "test chrF, gains with seeds x sentences bootstrap intervals, pass conditions, verdict",
     ),
+    "mufu-experiment": Study(
+        args=("mufu", "experiment", "--workers", "2"),
+        about="the embedded experiment at the issue's size: 5 seeds, arms plain / mufu / "
+        "shuffled / unrelated and the teacher, k = 3; pass conditions fixed in code",
+    ),
     "mufu-experiment-3seeds": Study(
         args=("mufu", "experiment", "--quick", "--seeds", "3"),
         about="the quick arms (plain / mufu / shuffled, teacher) on 3 seeds; the first two "
