@@ -10,6 +10,7 @@
   shuffled; experiments/results/mufu-experiment-quick.json): chrF per arm, gains with
   intervals, the pass conditions and the verdict as measured;
 - ``experiment_3seeds``: the same arms on 3 seeds (experiments/results/mufu-experiment-3seeds.json);
+- ``experiment_full``: 5 seeds, every arm (experiments/results/mufu-experiment.json);
 - ``word_exposure``: which words the base model knows against how often it saw them
   (scripts/mufu_word_exposure.py, experiments/results/mufu-word-exposure.json).
 """
@@ -23,6 +24,7 @@ SCORE_DEMO = "experiments/results/mufu-score-demo.json"
 MODEL_LOG = "experiments/results/mufu-base-model.json"  # a copy of the last training_log.json
 EXPERIMENT_QUICK = "experiments/results/mufu-experiment-quick.json"
 EXPERIMENT_3SEEDS = "experiments/results/mufu-experiment-3seeds.json"
+EXPERIMENT_FULL = "experiments/results/mufu-experiment.json"
 WORD_EXPOSURE = "experiments/results/mufu-word-exposure.json"
 
 
@@ -138,6 +140,10 @@ def render_experiment_3seeds(sources) -> str:
     return _experiment(sources.load(EXPERIMENT_3SEEDS)["document"]["results"])
 
 
+def render_experiment_full(sources) -> str:
+    return _experiment(sources.load(EXPERIMENT_FULL)["document"]["results"])
+
+
 def _experiment(res: dict) -> str:
     chrf = res["chrf"]
     rows = [
@@ -216,5 +222,6 @@ SECTIONS = {
     "model": render_model,
     "experiment_quick": render_experiment_quick,
     "experiment_3seeds": render_experiment_3seeds,
+    "experiment_full": render_experiment_full,
     "word_exposure": render_word_exposure,
 }
