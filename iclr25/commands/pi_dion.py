@@ -423,12 +423,20 @@ def compare_command(
     _warn_partial(run, p)
     execution = parallel_options.execution(workers, scheduler, no_cache)
     n_tasks = config.seeds * len(compare.methods(config))
+    _run_compare(run, config, compare.run_compare, n_tasks, execution, render_compare)
+
+
+def _run_compare(run: Run, config, run_compare, n_tasks: int, execution, render) -> None:
+    """The seed × method tasks with progress, the scheduler's report, a warning when the
+    paper's effect did not appear, and the result (linear problems and darcy alike)."""
+    from iclr25 import parallel_options
+
     with run.progress("seed × method", total=n_tasks) as advance, run.timer("compare_s"):
-        results, outcome = compare.run_compare(config, run.seed, execution, advance)
+        results, outcome = run_compare(config, run.seed, execution, advance)
     parallel_options.report(run, outcome)
     if not results["effect_reproduced"]:
         run.warn("the paper's effect did not appear here: " + results["verdict"])
-    run.finish(results, config, render_compare)
+    run.finish(results, config, render)
 
 
 def _check_darcy_compare(model, baselines, test_per_seed: bool) -> None:
@@ -457,13 +465,8 @@ def _compare_darcy(run: Run, p, sizes, quick: bool, parallel) -> None:
     _check_sizes(config.seeds, config.n_test, config.train)
     _warn_partial(run, p)
     execution = parallel_options.execution(*parallel)
-    total = darcy_compare.n_tasks(config)
-    with run.progress("seed × method", total=total) as advance, run.timer("compare_s"):
-        results, outcome = darcy_compare.run_compare(config, run.seed, execution, advance)
-    parallel_options.report(run, outcome)
-    if not results["effect_reproduced"]:
-        run.warn("the paper's effect did not appear here: " + results["verdict"])
-    run.finish(results, config, render_compare_darcy)
+    _run_compare(run, config, darcy_compare.run_compare, darcy_compare.n_tasks(config),
+                 execution, render_compare_darcy)  # fmt: skip
 
 
 NOISE_KEYS = (
