@@ -513,7 +513,8 @@ def noise_command(
     run: Run,
 ) -> None:
     """Error of f against six noise levels 0.001–0.05 (PI-DION retrained per level): fitted
-    log–log slope per method with a bootstrap interval vs the predicted 2ν/(2ν+4+d)."""
+    log–log slope per method with a bootstrap interval vs the predicted 2ν/(2ν+4+d)
+    (--pde darcy: the error of a, no predicted slope)."""
     from dataclasses import replace
 
     from iclr25 import parallel_options
