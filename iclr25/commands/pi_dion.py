@@ -474,9 +474,9 @@ def _compare_darcy(run: Run, p, sizes, quick: bool, parallel) -> None:
 NOISE_KEYS = (
     "noise_levels, methods, rel_l2_f, root_nmse_f (per method, per level), fitted_slope "
     "(per method: slope, ci_low, ci_high), predicted_slope, rate_reproduced, pass_condition, "
-    "verdict, problem; --pde darcy: rel_l2_a, root_nmse_a instead of the f keys, "
-    "predicted_slope and rate_reproduced null (predicted_slope_reason), "
-    "slope_pi_dion_minus_tikhonov, final_train_loss"
+    "verdict, problem; --pde darcy: rel_l2_a, root_nmse_a, median_rel_l2_a, breakdowns "
+    "instead of the f keys, fitted_slope_median, predicted_slope and rate_reproduced null "
+    "(predicted_slope_reason), slope_pi_dion_minus_tikhonov(_median), final_train_loss"
 )
 
 

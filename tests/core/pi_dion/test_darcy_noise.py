@@ -56,3 +56,19 @@ def test_a_tiny_darcy_noise_run_end_to_end():
     # Tikhonov at the true σ: a finer noise gives a smaller error of a
     assert out["root_nmse_a"]["tikhonov"][0] < out["root_nmse_a"]["tikhonov"][-1]
     assert set(out["problem"]["noise_std_per_level"]) == {"0.005", "0.01", "0.05"}
+
+
+def test_a_breakdown_is_named_and_the_growth_read_from_the_medians():
+    """Tikhonov with a few runaway instances at the two top levels: their root nMSE slope
+    measures the breakdown; the verdict names it and compares the median slopes."""
+    rng = np.random.default_rng(1)
+    cfg = darcy_noise.DarcyNoiseConfig()
+    tik = _runs(cfg.levels, 0.6, rng, trained=False)
+    for run, bad in zip(tik[-2:], (3, 20), strict=True):
+        run["sq_err"][:bad] = [1e6] * bad  # rel. L² 1000: worse than â = 0
+    out = darcy_noise.summarise(cfg, _runs(cfg.levels, 0.2, rng) + tik, seed=0)
+    assert out["breakdowns"] == {"pi_dion": [0] * 6, "tikhonov": [0, 0, 0, 0, 3, 20]}
+    assert out["fitted_slope"]["tikhonov"]["slope"] > 2  # the runaways dominate
+    assert out["fitted_slope_median"]["tikhonov"]["slope"] == pytest.approx(0.6, abs=0.1)
+    assert "tikhonov breaks down at noise 0.02, 0.05" in out["verdict"]
+    assert "flatter" in out["verdict"] and "median slopes" in out["verdict"]
