@@ -46,6 +46,14 @@ verdict; a study is one command line at the size the docs report.
   supervised net N = 1000 (with one label count the pass condition reads: PI-DION beats
   the N = 1000 net, ``above_grid``, or not); does PI-DION's gap to Tikhonov close with
   budget?
+- ``pi-dion-noise-darcy``: darcy's stability study: the six noise levels 0.001–0.05,
+  1,000 unlabelled / 200 held-out instances (the darcy held-out draw), PI-DION retrained
+  per level with the bundled darcy model's recipe (3,000 Adam steps, batch 100, + 400
+  L-BFGS steps; ≈ 26 CPU-s per level) against Tikhonov–Gauss–Newton at the true σ. No
+  predicted slope and no pass condition (:mod:`iclr25.core.pi_dion.darcy_noise`: the
+  order-2 linear rate does not apply to the nonlinear coefficient problem); the reading is
+  PI-DION's slope against Tikhonov's with a paired bootstrap interval. Sized for ≤ 15
+  CPU-minutes.
 """
 
 from __future__ import annotations
@@ -170,6 +178,29 @@ STUDIES = {
         about="darcy budget check: pi-dion-compare-darcy with twice the recipe (3,000 Adam + "
         "400 L-BFGS steps) for PI-DION and the supervised net N = 1000, Tikhonov–Gauss–Newton; "
         "3 seeds",
+    ),
+    "pi-dion-noise-darcy": Study(
+        args=(
+            "pi-dion",
+            "noise",
+            "--pde",
+            "darcy",
+            "--n-train",
+            "1000",
+            "--n-test",
+            "200",
+            "--steps",
+            "3000",
+            "--batch",
+            "100",
+            "--lbfgs-steps",
+            "400",
+            *RESUMABLE,
+        ),  # fmt: skip
+        about="darcy stability: six noise levels 0.001–0.05, PI-DION retrained per level with "
+        "the bundled darcy recipe (1,000 unlabelled inputs), Tikhonov–Gauss–Newton, 200 "
+        "held-out instances; fitted slope of the error of a per method, no predicted slope "
+        "(nonlinear)",
     ),
     "pi-dion-compare-subdomain": Study(
         args=(

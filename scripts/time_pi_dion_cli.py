@@ -21,6 +21,17 @@ subreaper, as in ``scripts/time_pn_gail_quick.py``; rounds and summary:
 ``scripts/cli_timing.py``). The machine is shared: the 1-minute load average before each
 run is recorded; wall times move with it, CPU times much less.
 
+``--pde darcy`` times darcy's instead (written to ``pi-dion-cli-timing-darcy.json``): the
+data are ``generate --pde darcy --n-train 1 --n-test 500 --seed 20251203`` (the darcy
+studies' held-out seed), the commands
+
+    iclr25 pi-dion solve --pde darcy --measurements TMP/test.npz --model bundled --json --quiet
+    iclr25 pi-dion compare --pde darcy --quick --json --no-cache --quiet --seed 0
+
+(the bundled darcy model; ``compare --quick`` trains its 9 small networks and runs
+Tikhonov–Gauss–Newton on 40 instances), with the fingerprints rel. L² of a and u
+(``solve``) and every method's mean rel. L² of a (``compare --quick``).
+
 Writes ``experiments/results/pi-dion-cli-timing.json``: provenance, per-run wall and CPU
 seconds, medians per command, the 60 s target and each run's results fingerprint
 (``solve``: relative L² of f and u against the 500 instances' truth, which ``solve`` never
@@ -84,29 +95,78 @@ COMMANDS = {
     "compare_quick": Command(COMPARE, compare_fingerprint, TARGET_S),
 }
 
+# --pde darcy
+OUT_DARCY = OUT.with_name("pi-dion-cli-timing-darcy.json")
+TEST_SEED_DARCY = 20251203  # iclr25.core.pi_dion.darcy_compare.TEST_SEED
+GENERATE_DARCY = ("pi-dion", "generate", "--pde", "darcy", "--n-train", "1", "--n-test",
+                  str(N_TEST), "--seed", str(TEST_SEED_DARCY), "--quiet")  # fmt: skip
+SOLVE_DARCY = ("pi-dion", "solve", "--pde", "darcy", "--measurements", "{data}/test.npz",
+               "--model", "bundled", "--json", "--quiet")  # fmt: skip
+COMPARE_DARCY = ("pi-dion", "compare", "--pde", "darcy", "--quick", "--json", "--no-cache",
+                 "--quiet", "--seed", "0")  # fmt: skip
+
+
+def solve_fingerprint_darcy(doc: dict, data: Path) -> dict:
+    from iclr25.core.pi_dion import problem
+
+    res, test = doc["results"], np.load(data / "test.npz")
+    a, u = np.asarray(res["a"]), np.asarray(res["u"])
+    if not np.allclose(res["grid"], test["grid"]):
+        raise SystemExit("Error: solve's grid is not the test set's grid")
+    return {
+        "instances": len(a),
+        "method": res["method"],
+        "model_sha256": res["model"]["sha256"],
+        "rel_l2_a": float(problem.rel_l2(a, test["a"]).mean()),
+        "rel_l2_u": float(problem.rel_l2(u, test["u_true"]).mean()),
+    }
+
+
+def compare_fingerprint_darcy(doc: dict, data: Path) -> dict:
+    res = doc["results"]
+    return {
+        "methods": res["methods"],
+        "rel_l2_a": {m: res["rel_l2_a"][m]["mean"] for m in res["methods"]},
+        "labels_to_match": res["labels_to_match"],
+    }
+
+
+COMMANDS_DARCY = {
+    "solve": Command(SOLVE_DARCY, solve_fingerprint_darcy, TARGET_S),
+    "compare_quick": Command(COMPARE_DARCY, compare_fingerprint_darcy, TARGET_S),
+}
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help=f"default {OUT.name} ({OUT_DARCY.name})")
+    parser.add_argument("--pde", choices=("reaction-diffusion", "darcy"),
+                        default="reaction-diffusion")  # fmt: skip
     args = parser.parse_args()
+    darcy = args.pde == "darcy"
+    generate, commands = (GENERATE_DARCY, COMMANDS_DARCY) if darcy else (GENERATE, COMMANDS)
+    out = args.out or (OUT_DARCY if darcy else OUT)
 
     counted = become_subreaper()
     with tempfile.TemporaryDirectory(prefix="pi-dion-timing-") as tmp:
         data = Path(tmp) / "data"
-        gen = subprocess.run([*argv(GENERATE, data), "--out", str(data)], env=env(), cwd=ROOT,
+        gen = subprocess.run([*argv(generate, data), "--out", str(data)], env=env(), cwd=ROOT,
                              capture_output=True, text=True)  # fmt: skip
         reap_orphans()
         if gen.returncode != 0:
             raise SystemExit(f"Error: generate exited {gen.returncode}: {gen.stderr[-500:]}")
-        runs = run_rounds(COMMANDS, args.rounds, data)
+        runs = run_rounds(commands, args.rounds, data)
+    pde = " --pde darcy" if darcy else ""
     about = (
-        "wall and CPU seconds of `iclr25 pi-dion solve` (500 instances, the bundled model) and "
-        "`iclr25 pi-dion compare --quick --no-cache`, as subprocesses, against issue 27's 60 s "
-        "target, interleaved on the shared machine"
+        f"wall and CPU seconds of `iclr25 pi-dion solve{pde}` (500 instances, the bundled "
+        f"model) and `iclr25 pi-dion compare{pde} --quick --no-cache`, as subprocesses, "
+        "against issue 27's 60 s target, interleaved on the shared machine"
     )
-    write_document(args.out, "pi-dion-cli-timing", about, [0, TEST_SEED], args.rounds, counted,
-                   COMMANDS, runs, generate=["iclr25", *GENERATE, "--out", "DATA"],
+    name = "pi-dion-cli-timing" + ("-darcy" if darcy else "")
+    seeds = [0, TEST_SEED_DARCY if darcy else TEST_SEED]
+    write_document(out, name, about, seeds, args.rounds, counted, commands, runs,
+                   generate=["iclr25", *generate, "--out", "DATA"],
                    instances=N_TEST)  # fmt: skip
     return 0
 

@@ -33,6 +33,17 @@ recipe by default (``STEPS_2D`` full-batch Adam + ``LBFGS_2D`` L-BFGS steps on
 bundled --test-per-seed`` measures it against Tikhonov and the Bayes mean
 (``--baselines`` is 1-D only).
 
+``--pde darcy`` trains the 1-D darcy model instead (−(a u')' = 1, unknown a = exp(g), 64 full
+sensors, noise 0.01, Matérn ν = 2.5, ℓ = 0.2; :mod:`iclr25.core.pi_dion.darcy_model`) with
+the recipe of the study ``pi-dion-compare-darcy-long`` by default (``STEPS_DARCY`` Adam
+steps in batches of ``BATCH_DARCY`` + ``LBFGS_DARCY`` full-batch L-BFGS steps on 1,000
+unlabelled instances), writes ``pi_dion_darcy1d.safetensors`` and ``train_log_darcy.json``:
+held-out errors of a, g and u on the darcy studies' held-out draw (seed
+``darcy_compare.TEST_SEED`` = 20251203, ``HELD_OUT_N_DARCY`` = 200 instances: the very set
+``compare --pde darcy`` scores Tikhonov–Gauss–Newton on), wall and CPU time, sha256. The
+issue sets no darcy target: the exit status is 0 when the model is written. darcy trains in
+one process (not under torchrun) and has no ``--baselines``.
+
 Under ``torchrun --nproc-per-node N scripts/train_pi_dion.py`` the training runs
 data-parallel (gloo, :mod:`iclr25.distributed_torch`; Adam and L-BFGS both), 1-D and
 2-D, the PI-DION model and each supervised baseline in turn: every process generates the
@@ -61,6 +72,8 @@ TARGET_F, TARGET_U = 0.40, 0.05
 HELD_OUT_SEED, HELD_OUT_N = 20250101, 500
 # --dim 2: the default recipe (sized to the shared 2-core machine) and held-out size
 STEPS_2D, LBFGS_2D, N_TRAIN_2D, HELD_OUT_N_2D = 1000, 1000, 300, 100
+# --pde darcy: the recipe of the study pi-dion-compare-darcy-long, and the held-out size
+STEPS_DARCY, BATCH_DARCY, LBFGS_DARCY, HELD_OUT_N_DARCY = 3000, 100, 400, 200
 
 
 def cpu_seconds() -> float:
@@ -152,9 +165,13 @@ def train_baselines(args, p, data, test, cfg, labels: list[int], group, record: 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dim", type=int, choices=(1, 2), default=1)
-    parser.add_argument("--steps", type=int, help=f"full-batch Adam steps (3000; 2-D {STEPS_2D})")
+    parser.add_argument("--pde", choices=("reaction-diffusion", "darcy"),
+                        default="reaction-diffusion")  # fmt: skip
+    parser.add_argument("--steps", type=int,
+                        help=f"Adam steps (3000; 2-D {STEPS_2D}; darcy {STEPS_DARCY})")  # fmt: skip
     parser.add_argument("--lbfgs-steps", type=int,
-                        help=f"then L-BFGS iterations (500; 2-D {LBFGS_2D})")  # fmt: skip
+                        help=f"then L-BFGS iterations (500; 2-D {LBFGS_2D}; darcy "
+                        f"{LBFGS_DARCY})")  # fmt: skip
     parser.add_argument(
         "--n-train", type=int, help=f"unlabelled instances (1000; 2-D {N_TRAIN_2D})"
     )
@@ -171,6 +188,8 @@ def main() -> int:
                         help="train only the baselines; keep the PI-DION file")  # fmt: skip
     args = parser.parse_args()
     two_d = args.dim == 2
+    if args.pde == "darcy":
+        return main_darcy(args)
     for name, one, two in (("steps", 3000, STEPS_2D), ("lbfgs_steps", 500, LBFGS_2D),
                            ("n_train", 1000, N_TRAIN_2D)):  # fmt: skip
         if getattr(args, name) is None:
@@ -190,6 +209,84 @@ def main() -> int:
         return 2
     with process_group("cpu") as group:
         return run_2d(args, group) if two_d else run(args, group, labels)
+
+
+def main_darcy(args) -> int:
+    """``--pde darcy``: checks (one line on stderr, exit 2), defaults, then :func:`run_darcy`."""
+    sys.path.insert(0, str(ROOT))
+    from iclr25.distributed_torch import context_from_env
+
+    bad = ("--dim 2" if args.dim == 2 else
+           "--baselines" if args.baselines is not None or args.baselines_only else
+           "torchrun" if context_from_env("cpu").world_size > 1 else None)  # fmt: skip
+    if bad is not None:
+        print(f"Error: --pde darcy is not built with {bad} — drop it (darcy is 1-D, one "
+              "process, no bundled baselines)", file=sys.stderr)  # fmt: skip
+        return 2
+    for name, default in (("steps", STEPS_DARCY), ("lbfgs_steps", LBFGS_DARCY),
+                          ("n_train", 1000)):  # fmt: skip
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    if args.out is None:
+        args.out = DATA / "pi_dion_darcy1d.safetensors"
+    return run_darcy(args)
+
+
+def run_darcy(args) -> int:
+    """Train the darcy PI-DION label-free (only the noisy sensor data), score it on the
+    darcy studies' held-out draw, write model and ``train_log_darcy.json``."""
+    import numpy as np
+    import torch
+
+    from iclr25.core.pi_dion import darcy, darcy_compare, darcy_model, saved, train
+    from iclr25.core.pi_dion.problem import Problem, rel_l2
+    from iclr25.distributed_torch import context_from_env
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    group = context_from_env("cpu")  # one process (main_darcy refused torchrun)
+    p = Problem(pde="darcy")
+    data = darcy.generate(p, args.n_train, np.random.default_rng(args.data_seed))
+    cfg = train.TrainConfig(steps=args.steps, batch=BATCH_DARCY, lbfgs_steps=args.lbfgs_steps)
+    wall0, cpu0 = time.perf_counter(), cpu_seconds()
+    losses: list[float] = []
+    model, loss = darcy_model.train_darcy(data.d, data.x, cfg, args.seed, on_loss=losses.append)
+    wall_s, cpu_s = time.perf_counter() - wall0, cpu_seconds() - cpu0
+    test_seed = darcy_compare.TEST_SEED
+    test = darcy.generate(p, HELD_OUT_N_DARCY, np.random.default_rng(test_seed))
+    u_hat, g_hat = darcy_model.predict(model, test.d, test.grid)
+    near = darcy.flux_zero_window(test.u, test.grid)
+    a_hat = np.exp(g_hat)
+    held_out = {
+        "seed": test_seed,
+        "instances": HELD_OUT_N_DARCY,
+        "rel_l2_a": float(rel_l2(a_hat, test.a).mean()),
+        "rel_l2_g": float(rel_l2(g_hat, test.g).mean()),
+        "rel_l2_u": float(rel_l2(u_hat, test.u).mean()),
+        "rel_l2_a_near_flux_zero": darcy_compare._rel_masked(a_hat, test.a, near),
+        "rel_l2_a_away": darcy_compare._rel_masked(a_hat, test.a, ~near),
+    }
+    _save_model(args, cfg, p, model, data.x)
+    log = {
+        "script": "scripts/train_pi_dion.py",
+        "argv": sys.argv[1:],
+        "pde": "darcy",
+        "train": cfg.__dict__,
+        "w_res": darcy_model.W_RES,  # darcy's residual weight (cfg.w_res is the linear one's)
+        "instances": args.n_train,
+        "final_loss": loss,
+        "loss_curve": train.loss_curve(losses, loss),
+        "held_out": held_out,
+        "wall_s": wall_s,
+        "cpu_s": cpu_s,
+        "torch": torch.__version__,
+        "sha256": saved.sha256_of(args.out),
+        **_provenance(args, group),
+    }
+    (args.out.parent / "train_log_darcy.json").write_text(json.dumps(log, indent=2) + "\n")
+    _write_loss_log(args, group, {"losses": losses, "final_loss": loss})
+    print(json.dumps({k: log[k] for k in ("final_loss", "held_out", "cpu_s", "sha256")}, indent=2))
+    return 0
 
 
 def run(args, group, labels: list[int]) -> int:

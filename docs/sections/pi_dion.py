@@ -13,6 +13,10 @@
 - ``cli_timing``: `solve` and `compare --quick` timed against the 60 s target, with the
   quick run's errors per method (experiments/results/pi-dion-cli-timing.json,
   scripts/time_pi_dion_cli.py).
+- ``bundled_darcy``, ``noise_darcy``, ``cli_timing_darcy``: the bundled darcy model's log
+  (iclr25/data/pi_dion/train_log_darcy.json), darcy's stability study
+  (experiments/results/pi-dion-noise-darcy.json) and darcy's `solve` and `compare --quick`
+  timed (experiments/results/pi-dion-cli-timing-darcy.json).
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ BENCH = "benchmarks/results/pi-dion.json"
 DARCY = "experiments/results/pi-dion-compare-darcy.json"
 DARCY_LONG = "experiments/results/pi-dion-compare-darcy-long.json"
 CLI_TIMING = "experiments/results/pi-dion-cli-timing.json"
+BUNDLED_DARCY = "iclr25/data/pi_dion/train_log_darcy.json"
+NOISE_DARCY = "experiments/results/pi-dion-noise-darcy.json"
+CLI_TIMING_DARCY = "experiments/results/pi-dion-cli-timing-darcy.json"
 
 
 def _table(res: dict, outside: bool) -> str:
@@ -280,6 +287,96 @@ def render_cli_timing(sources) -> str:
                          md_table(qrows, ["method", "rel. L² f", "nMSE f"])])  # fmt: skip
 
 
+def render_bundled_darcy(sources) -> str:
+    log = sources.load(BUNDLED_DARCY)
+    held, tr, curve = log["held_out"], log["train"], log["loss_curve"]["adam"]
+    recipe = (
+        f"`scripts/train_pi_dion.py {' '.join(log['argv'])}`: {num(log['instances'])} "
+        f"unlabelled instances, {num(tr['steps'])} Adam steps in batches of {num(tr['batch'])} "
+        f"(lr {num(tr['lr'])}, cosine decay), then {num(tr['lbfgs_steps'])} full-batch L-BFGS "
+        f"iterations; width {tr['width']}, depth {tr['depth']}, p = {tr['basis']}, residual "
+        f"weight {num(log['w_res'])}, {num(tr['collocation'])} collocation points per step. "
+        f"Training loss {num(curve[0])} at Adam step 100, {num(curve[-1])} at step "
+        f"{num(100 * len(curve))}, {num(log['final_loss'])} after L-BFGS. {num(log['wall_s'])} "
+        f"s wall, {num(log['cpu_s'])} s CPU (one thread, shared machine). sha256 "
+        f"`{log['sha256']}`."
+    )
+    rows = [[name, num(held[key])] for name, key in (
+        ("rel. L² a", "rel_l2_a"), ("rel. L² g", "rel_l2_g"), ("rel. L² u", "rel_l2_u"),
+        ("rel. L² a near the flux zero", "rel_l2_a_near_flux_zero"),
+        ("rel. L² a away from it", "rel_l2_a_away"))]  # fmt: skip
+    head = (
+        f"Held-out set: seed {held['seed']}, {num(held['instances'])} instances — the held-out "
+        "set of the darcy studies above, so the figures read against their Tikhonov row "
+        "(labels used for this score only):"
+    )
+    return "\n\n".join([recipe, head, md_table(rows, ["error", "measured"])])
+
+
+def render_noise_darcy(sources) -> str:
+    doc = sources.load(NOISE_DARCY)
+    res = doc["document"]["results"]
+    rows, blank = [], [""] * len(res["noise_levels"])
+
+    def span(fit):
+        return interval(fit["slope"], fit["ci_low"], fit["ci_high"])
+
+    for m in res["methods"]:
+        rows.append([f"`{m}` √nMSE a", *[num(v) for v in res["root_nmse_a"][m]],
+                     span(res["fitted_slope"][m])])  # fmt: skip
+        rows.append([f"`{m}` median rel. L² a", *[num(v) for v in res["median_rel_l2_a"][m]],
+                     span(res["fitted_slope_median"][m])])  # fmt: skip
+        rows.append([f"`{m}` breakdowns", *[num(v) for v in res["breakdowns"][m]], "—"])
+    for key, label in (
+        ("slope_pi_dion_minus_tikhonov", "PI-DION − Tikhonov, √nMSE"),
+        ("slope_pi_dion_minus_tikhonov_median", "PI-DION − Tikhonov, median"),
+    ):
+        if res[key] is not None:
+            rows.append([label, *blank, span(res[key])])
+    headers = ["method, error", *[f"@ {num(v)}" for v in res["noise_levels"]],
+               "slope [95% bootstrap]"]  # fmt: skip
+    p = res["problem"]
+    head = (
+        f"**Stability, darcy** (study `{doc['name']}`, {num(doc['seconds'])} s): −(a u')' = 1, "
+        f"a = exp(g), {num(p['n_train'])} unlabelled training inputs per level, "
+        f"{num(p['n_test'])} held-out instances (the darcy held-out draw), PI-DION retrained "
+        f"per level: {_budget(p).removesuffix(' per network')}; Tikhonov–Gauss–Newton at the "
+        f"true σ. Errors per noise level: the root nMSE of a over the held-out set, the "
+        f"median of the instances' rel. L² of a, and the breakdowns ({res['breakdown_rule']}, "
+        f"of {num(p['n_test'])}). Predicted slope: {res['predicted_slope_reason']}. Pass "
+        f"condition: {res['pass_condition']}."
+    )
+    losses = ", ".join(num(v) for v in res["final_train_loss"].get("pi_dion", []))
+    parts = [head, md_table(rows, headers)]
+    if losses:
+        parts.append(f"PI-DION's loss after training, per level: {losses}.")
+    return "\n\n".join([*parts, f"Verdict: {res['verdict']}"])
+
+
+def render_cli_timing_darcy(sources) -> str:
+    doc = sources.load(CLI_TIMING_DARCY)
+    cmds = doc["commands"]
+    solve, quick = cmds["solve"]["results"], cmds["compare_quick"]["results"]
+    head = (
+        f"{doc['rounds']} interleaved rounds, each command a fresh subprocess (start-up and "
+        f"the torch import included), `OMP_NUM_THREADS={doc['omp_num_threads']}`, "
+        f"{doc['cpus']} CPUs shared with other jobs; CPU = user + sys of the run and every "
+        f"process it started. `DATA` is `{' '.join(doc['generate'])}` ({num(doc['instances'])} "
+        "darcy instances, written before the timing)."
+    )
+    check = (
+        f"Work done: `solve` returned {num(solve['instances'])} instances (`{solve['method']}`, "
+        f"bundled model `{solve['model_sha256'][:12]}…`, rel. L² a {num(solve['rel_l2_a'])}, u "
+        f"{num(solve['rel_l2_u'])} against the truth it never read); `compare --quick`'s mean "
+        "rel. L² of a: "
+        + ", ".join(f"`{m}` {num(v)}" for m, v in quick["rel_l2_a"].items())
+        + "; the same results in every round: "
+        + ", ".join(f"{n} {'yes' if c['same_results_every_run'] else 'NO'}"
+                    for n, c in cmds.items()) + "."
+    )  # fmt: skip
+    return "\n\n".join([head, cli_timing_table(doc), check])
+
+
 SECTIONS = {
     "compare": render_compare,
     "bundled": render_bundled,
@@ -290,4 +387,7 @@ SECTIONS = {
     "bench": render_bench,
     "darcy": render_darcy,
     "cli_timing": render_cli_timing,
+    "bundled_darcy": render_bundled_darcy,
+    "noise_darcy": render_noise_darcy,
+    "cli_timing_darcy": render_cli_timing_darcy,
 }

@@ -8,9 +8,10 @@ with N labels, Tikhonov with the discrepancy principle and the exact Bayes poste
 mean, over seeds, with a pass condition fixed in code). The method lives in
 :mod:`iclr25.core.pi_dion`. ``--dim 2`` for every subcommand. ``--pde darcy`` (1-D,
 −(a u')' = 1, unknown a = exp(g)) for ``generate``, ``train``, ``solve`` (pi-dion or
-Tikhonov–Gauss–Newton; no Bayes: nonlinear) and ``compare`` (no Bayes row); ``noise``,
-``--dim 2``, ``--k``/``--kappa`` and bundled models are refused for darcy (see
-docs/pi-dion.md, "darcy").
+Tikhonov–Gauss–Newton; no Bayes: nonlinear; ``--model bundled`` is the darcy model of
+``scripts/train_pi_dion.py --pde darcy``), ``compare`` (no Bayes row) and ``noise`` (the
+error of a; no predicted slope); ``--dim 2``, ``--k``/``--kappa`` and compare's
+``--model``/``--baselines`` are refused for darcy (see docs/pi-dion.md, "darcy").
 """
 
 from __future__ import annotations
@@ -270,7 +271,8 @@ def solve_command(
         str,
         typer.Option(
             "--model",
-            help="bundled (reaction-diffusion, k = 1, 64 sensors) or a file from `train --save`.",
+            help="bundled (reaction-diffusion, k = 1, 64 sensors; with --pde darcy the darcy "
+            "model) or a file from `train --save`.",
         ),
     ] = "bundled",  # fmt: skip
     method: Annotated[
@@ -446,7 +448,7 @@ def _check_darcy_compare(model, baselines, test_per_seed: bool) -> None:
                         ("--test-per-seed", test_per_seed or None)):  # fmt: skip
         if given is not None:
             raise UsageError(
-                f"{flag} is not built for --pde darcy (no bundled darcy models)",
+                f"{flag} is not built for compare --pde darcy",
                 f"drop {flag}: compare --pde darcy trains every network per seed",
             )
 
@@ -472,7 +474,9 @@ def _compare_darcy(run: Run, p, sizes, quick: bool, parallel) -> None:
 NOISE_KEYS = (
     "noise_levels, methods, rel_l2_f, root_nmse_f (per method, per level), fitted_slope "
     "(per method: slope, ci_low, ci_high), predicted_slope, rate_reproduced, pass_condition, "
-    "verdict, problem"
+    "verdict, problem; --pde darcy: rel_l2_a, root_nmse_a, median_rel_l2_a, breakdowns "
+    "instead of the f keys, fitted_slope_median, predicted_slope and rate_reproduced null "
+    "(predicted_slope_reason), slope_pi_dion_minus_tikhonov(_median), final_train_loss"
 )
 
 
@@ -485,8 +489,13 @@ def noise_command(
     nu: NuOpt = 2.5,
     ell: EllOpt = 0.2,
     methods: Annotated[
-        str, typer.Option("--methods", help="Comma-separated: pi_dion, tikhonov, bayes.")
-    ] = "pi_dion,tikhonov,bayes",
+        str | None,
+        typer.Option(
+            "--methods",
+            help="Comma-separated: pi_dion, tikhonov, bayes (default all; darcy: pi_dion, "
+            "tikhonov).",
+        ),
+    ] = None,
     n_train: Annotated[int, typer.Option("--n-train", help="Unlabelled instances.")] = 1000,
     n_test: Annotated[int, typer.Option("--n-test", help="Held-out instances.")] = 500,
     steps: StepsOpt = 4000,
@@ -495,7 +504,7 @@ def noise_command(
         int, typer.Option("--lbfgs-steps", help="Then full-batch L-BFGS iterations.")
     ] = 0,
     quick: Annotated[
-        bool, typer.Option("--quick", help="200 train / 100 test, 300 steps.")
+        bool, typer.Option("--quick", help="200 train / 100 test (darcy: 40), 300 steps.")
     ] = False,
     workers: WorkersOpt = 1,
     scheduler: SchedulerOpt = None,
@@ -504,22 +513,24 @@ def noise_command(
     run: Run,
 ) -> None:
     """Error of f against six noise levels 0.001–0.05 (PI-DION retrained per level): fitted
-    log–log slope per method with a bootstrap interval vs the predicted 2ν/(2ν+4+d)."""
+    log–log slope per method with a bootstrap interval vs the predicted 2ν/(2ν+4+d)
+    (--pde darcy: the error of a, no predicted slope)."""
     from dataclasses import replace
 
     from iclr25 import parallel_options
     from iclr25.core.pi_dion import noise, train
 
     p = _problem(pde, dim, k, kappa, nu, ell, 0.01, "full")
-    if p.pde == "darcy":
-        from iclr25.errors import UsageError
-
-        raise UsageError("`noise` is not built for --pde darcy",
-                         "use compare --pde darcy, or --pde reaction-diffusion")  # fmt: skip
+    if methods is None:
+        methods = "pi_dion,tikhonov" if p.pde == "darcy" else "pi_dion,tikhonov,bayes"
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
     recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps,
                                collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
     train.check(recipe)
+    if p.pde == "darcy":
+        _noise_darcy(run, p, names, (n_train, n_test, recipe), quick,
+                     parallel_options.execution(workers, scheduler, no_cache))  # fmt: skip
+        return
     cfg = noise.NoiseConfig(p, noise.LEVELS, names, n_train, n_test, recipe)
     if quick:
         cfg = replace(noise.QUICK, problem=p, methods=names)
@@ -528,6 +539,24 @@ def noise_command(
     total = len(cfg.methods) * len(cfg.levels)
     with run.progress("method × level", total=total) as advance, run.timer("noise_s"):
         results, outcome = noise.run_noise(cfg, run.seed, execution, advance)
+    parallel_options.report(run, outcome)
+    run.finish(results, cfg)
+
+
+def _noise_darcy(run: Run, p, names, sizes, quick: bool, execution) -> None:
+    """darcy: the error of a against the six levels for PI-DION (retrained per level) and
+    Tikhonov–Gauss–Newton; no predicted slope (nonlinear: see darcy_noise.py)."""
+    from iclr25 import parallel_options
+    from iclr25.core.pi_dion import darcy_noise
+
+    n_train, n_test, recipe = sizes
+    cfg = darcy_noise.DarcyNoiseConfig(p, darcy_noise.LEVELS, names, n_train, n_test, recipe)
+    if quick:
+        cfg = darcy_noise.quick(cfg)
+    darcy_noise.check(cfg)
+    total = len(cfg.methods) * len(cfg.levels)
+    with run.progress("method × level", total=total) as advance, run.timer("noise_s"):
+        results, outcome = darcy_noise.run_noise(cfg, run.seed, execution, advance)
     parallel_options.report(run, outcome)
     run.finish(results, cfg)
 

@@ -231,20 +231,17 @@ def _solve_2d(run: Run, p, cfg, measurements: Path, model: str) -> None:
 
 
 def _solve_darcy(run: Run, p, cfg, measurements: Path, model: str) -> None:
-    """darcy: a trained darcy PI-DION (no bundled one: `train --pde darcy --save`) or
-    Tikhonov–Gauss–Newton; --method bayes is refused (nonlinear)."""
+    """darcy: a trained darcy PI-DION (``bundled``: the one `scripts/train_pi_dion.py
+    --pde darcy` wrote, or a `train --pde darcy --save` file) or Tikhonov–Gauss–Newton;
+    --method bayes is refused (nonlinear)."""
     from iclr25.core.pi_dion import darcy_solve, saved
     from iclr25.core.pi_dion import measurements as meas
 
     darcy_solve.check(cfg.method)
-    if cfg.method == "pi-dion" and model == "bundled":
-        raise UsageError("no bundled darcy model (the bundled one is reaction-diffusion)",
-                         "train one: iclr25 pi-dion train --pde darcy --data DIR --save MODEL, "
-                         "then --model MODEL; or use --method tikhonov")  # fmt: skip
     data = meas.read(Path(measurements), 1)
     loaded, model_info = None, None
     if cfg.method == "pi-dion":
-        path = Path(model)
+        path = saved.resolve(model, 1, "darcy")
         loaded = saved.load(path)
         saved.check_compatible(loaded, data.x, p.pde, p.c, 1)
         model_info = {"path": str(path), "sha256": saved.sha256_of(path),

@@ -74,11 +74,11 @@ def test_train_and_solve_darcy(inproc, darcy_data, tmp_path):
         ("compare", ("--noise", "-0.1"), "noise"),
         ("compare", ("--nu", "0"), "positive"),
         ("generate", ("--ell", "-1"), "positive"),
-        ("compare", ("--model", "bundled"), "not built for --pde darcy"),
-        ("noise", (), "not built for --pde darcy"),
+        ("compare", ("--model", "bundled"), "not built for compare --pde darcy"),
+        ("noise", ("--methods", "pi_dion,bayes"), "nonlinear"),
+        ("noise", ("--dim", "2"), "darcy is 1-D"),
         ("solve", ("--method", "bayes"), "nonlinear"),
-        ("solve", ("--model", "RD"), "reaction-diffusion"),
-        ("solve", (), "no bundled darcy model"),
+        ("solve", ("--model", "RD"), "the model is for reaction-diffusion, not darcy"),
     ],
 )
 def test_bad_darcy_input_is_one_line_exit_2_nothing_written(inproc, darcy_data, tmp_path,
@@ -112,3 +112,43 @@ def test_a_linear_model_trained_beside_darcy_data_skips_the_held_out_score(inpro
                  "--basis", "4", "--json", "--quiet")  # fmt: skip
     assert res.exit_code == 0, res.stderr
     assert json.loads(res.stdout)["results"]["held_out"] is None
+
+
+def test_solve_darcy_with_the_bundled_model(inproc, darcy_data):
+    """--model bundled with --pde darcy is the darcy model (scripts/train_pi_dion.py
+    --pde darcy), recorded by its sha256."""
+    from iclr25.core.pi_dion import saved
+
+    res = inproc("pi-dion", "solve", "--pde", "darcy", "--measurements", darcy_data / "test.npz",
+                 "--json", "--quiet")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    r = json.loads(res.stdout)["results"]
+    assert r["method"] == "pi-dion" and np.array(r["a"]).shape == (3, 129)
+    assert r["model"]["sha256"] == saved.sha256_of(saved.BUNDLED_DARCY)
+
+
+def test_the_bundled_darcy_model_is_refused_for_reaction_diffusion(inproc, tmp_path):
+    """The darcy model given to a reaction-diffusion solve (same 64-sensor layout): one
+    line naming both PDEs, exit 2, nothing written."""
+    from iclr25.core.pi_dion.saved import BUNDLED_DARCY
+
+    data = tmp_path / "rd"
+    res = inproc("pi-dion", "generate", "--n-train", "1", "--n-test", "2", "--out", data,
+                 "--quiet")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    out = tmp_path / "run"
+    res = inproc("pi-dion", "solve", "--measurements", data / "test.npz", "--model",
+                 BUNDLED_DARCY, "--out", out)  # fmt: skip
+    assert res.exit_code == 2
+    assert "the model is for darcy, not reaction-diffusion" in error_line(res.stderr)
+    assert not out.exists()
+
+
+def test_noise_darcy_runs_and_claims_no_rate(inproc, tmp_path):
+    res = inproc("pi-dion", "noise", "--pde", "darcy", "--n-train", "4", "--n-test", "3",
+                 "--steps", "2", "--batch", "4", "--no-cache", "--json", "--quiet")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    r = json.loads(res.stdout)["results"]
+    assert r["methods"] == ["pi_dion", "tikhonov"] and len(r["noise_levels"]) == 6
+    assert r["predicted_slope"] is None and r["rate_reproduced"] is None
+    assert set(r["fitted_slope"]) == {"pi_dion", "tikhonov"} and "rel_l2_f" not in r

@@ -24,6 +24,9 @@ from iclr25.errors import InputError
 FORMAT = "iclr25-pi-dion/1"
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "pi_dion" / "pi_dion_rd1d.safetensors"
 BUNDLED_2D = BUNDLED.with_name("pi_dion_rd2d.safetensors")  # scripts/train_pi_dion.py --dim 2
+# scripts/train_pi_dion.py --pde darcy
+BUNDLED_DARCY = BUNDLED.with_name("pi_dion_darcy1d.safetensors")
+_HOW_TO_BUILD = {BUNDLED: "", BUNDLED_2D: " --dim 2", BUNDLED_DARCY: " --pde darcy"}
 BASELINE_LABELS = (10, 30, 100, 300, 1000)  # the supervised DeepONets bundled beside it
 
 
@@ -45,9 +48,13 @@ class SavedModel:
     meta: dict  # everything else: training settings, label count, data summary
 
 
-def resolve(model: str, dim: int = 1) -> Path:
-    """``bundled`` (the ``dim``-D bundled model) or a path → the model file's path."""
+def resolve(model: str, dim: int = 1, pde: str = "reaction-diffusion") -> Path:
+    """``bundled`` (the bundled model of ``pde`` in ``dim`` D) or a path → the model file's
+    path. ``bundled`` of a PDE without one resolves to the reaction-diffusion model of that
+    dimension, which :func:`check_compatible` then refuses with one line."""
     if model == "bundled":
+        if pde == "darcy" and dim == 1:
+            return BUNDLED_DARCY
         return BUNDLED_2D if dim == 2 else BUNDLED
     return Path(model)
 
@@ -86,10 +93,8 @@ def load(path: Path) -> SavedModel:
     path = Path(path)
     if not path.is_file():
         fix = (
-            "run scripts/train_pi_dion.py"
-            + (" --dim 2" if path == BUNDLED_2D else "")
-            + " to build it"
-            if path in (BUNDLED, BUNDLED_2D)
+            f"run scripts/train_pi_dion.py{_HOW_TO_BUILD[path]} to build it"
+            if path in _HOW_TO_BUILD
             else "give a file written by `iclr25 pi-dion train --save`"
         )
         raise InputError(f"model {path} does not exist", fix)
@@ -118,6 +123,9 @@ def check_compatible(saved: SavedModel, x: np.ndarray, pde: str, c: float, dim: 
     train_one = "train one for it: iclr25 pi-dion train --measurements FILE --save MODEL"
     if saved.dim != dim:
         raise InputError(f"the model is for --dim {saved.dim}, not --dim {dim}", train_one)
+    if saved.pde != pde and "darcy" in (saved.pde, pde):  # darcy has no c: name the PDEs only
+        raise InputError(f"the model is for {saved.pde}, not {pde}",
+                         f"use --pde {saved.pde}, or {train_one} --pde {pde}")  # fmt: skip
     if saved.pde != pde or abs(saved.c - c) > 1e-9 * max(1.0, abs(c)):
         raise InputError(
             f"the model is for {saved.pde} with c = {saved.c:g}, not {pde} with c = {c:g}",

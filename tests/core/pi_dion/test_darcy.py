@@ -142,3 +142,24 @@ def test_compare_same_seed_same_results():
     # the seeds' networks differ (the seed matters); Tikhonov is deterministic (width 0)
     assert a["rel_l2_a"]["pi_dion"]["ci_low"] < a["rel_l2_a"]["pi_dion"]["ci_high"]
     assert a["rel_l2_a"]["tikhonov"]["ci_low"] == a["rel_l2_a"]["tikhonov"]["ci_high"]
+
+
+def test_bundled_darcy_model_reproduces_its_train_log():
+    """The embedded darcy model (scripts/train_pi_dion.py --pde darcy): its file is the one
+    the log names (sha256), and on the log's held-out draw (seed 20251203, 200 instances,
+    the darcy studies' held-out set) it gives the logged errors."""
+    import json
+
+    from iclr25.core.pi_dion import saved
+
+    log = json.loads(saved.BUNDLED_DARCY.with_name("train_log_darcy.json").read_text())
+    assert saved.sha256_of(saved.BUNDLED_DARCY) == log["sha256"]
+    loaded = saved.load(saved.resolve("bundled", 1, "darcy"))
+    p = Problem(pde="darcy")
+    saved.check_compatible(loaded, darcy.sensor_points(p), p.pde, p.c, 1)
+    held = log["held_out"]
+    test = darcy.generate(p, held["instances"], np.random.default_rng(held["seed"]))
+    u, g = darcy_model.predict(loaded.model, test.d, test.grid)
+    assert rel_l2(np.exp(g), test.a).mean() == pytest.approx(held["rel_l2_a"], rel=1e-6)
+    assert rel_l2(u, test.u).mean() == pytest.approx(held["rel_l2_u"], rel=1e-6)
+    assert loaded.meta["labels"] == 0 and saved.BUNDLED_DARCY.stat().st_size < 300_000
