@@ -42,4 +42,14 @@ STUDIES = {
         about="the quick arms (plain / mufu / shuffled, teacher) on 3 seeds; the first two "
         "are the quick run's (same derived seeds, read back from the task cache)",
     ),
+    "mufu-k-sweep": Study(
+        args=("mufu", "experiment", "--arms", "plain,mufu", "--k", "1,3,5", "--seeds", "3"),
+        about="gain vs k on the shipped model: mufu with the k = 1, 3, 5 nearest auxiliary "
+        "languages against plain, 3 seeds, default budget (6 epochs); no shuffled arm",
+    ),
+    "mufu-budget": Study(
+        args=("mufu", "experiment", "--arms", "plain,mufu", "--epochs", "18", "--seeds", "2"),
+        about="does a longer finetuning budget close the Mufu arm's gap? plain and mufu at 3x "
+        "the default epochs (18), equal budget asserted, 2 seeds; per-epoch validation chrF",
+    ),
 }
