@@ -118,6 +118,30 @@ def test_statistics_equal_sacrebleu_on_random_unicode(pairs):
         assert score(ours, params) == metric.corpus_score(hyps, [refs]).score
 
 
+def test_whitespace_table_is_what_str_split_splits_on():
+    from iclr25.core.mufu.chrf import WHITESPACE
+
+    assert list(WHITESPACE) == [c for c in range(0x110000) if chr(c).isspace()]
+
+
+SPACEY = st.text(
+    alphabet=st.one_of(
+        st.sampled_from([chr(c) for c in (0x09, 0x0B, 0x1C, 0x1F, 0x85, 0xA0, 0x1680, 0x2007)]),
+        st.sampled_from([chr(c) for c in (0x200A, 0x200B, 0x2028, 0x2029, 0x202F, 0x3000)]),
+        st.sampled_from(list("aAbB İ")),  # 0x200B is no whitespace; İ lower-cases to 2
+    ),
+    max_size=30,
+)
+
+
+@given(st.lists(st.tuples(SPACEY, SPACEY), min_size=1, max_size=8))
+def test_every_kind_of_whitespace_is_removed_as_sacrebleu_removes_it(pairs):
+    hyps, refs = [h for h, _ in pairs], [r for _, r in pairs]
+    for params in (ChrfParams(), ChrfParams(lowercase=True), ChrfParams(word_order=2)):
+        ours = segment_statistics(hyps, refs, params)
+        assert np.array_equal(ours, _sacrebleu_stats(hyps, refs, params))
+
+
 @given(
     st.lists(
         st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), max_size=60),
