@@ -2,8 +2,9 @@
 
 The embedded experiment (``iclr25 mufu experiment``) runs on the bundled base model
 (``iclr25/data/mufu/model``, built by ``scripts/train_mufu_model.py``); the quick run
-(2 seeds, plain / mufu / shuffled) and the same arms on 3 seeds are what fitted the
-shared machine; the 5-seed run with the ``unrelated`` arm did not.
+(2 seeds, plain / mufu / shuffled), the 5-seed run with every arm, gain vs k
+(``mufu-k-sweep``) and the 3x budget (``mufu-budget``); the last two run only the plain
+and mufu arms (``--arms``), so their shuffled condition is "not evaluated".
 """
 
 from __future__ import annotations

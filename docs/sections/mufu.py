@@ -299,7 +299,7 @@ def render_budget(sources) -> str:
     chead = ["epoch"]
     for arm in arms:
         chead += [f"`{arm}` validation chrF", f"`{arm}` training loss"]
-    gain = res["gain"]["mufu_vs_plain"]
+    gain, teach = res["gain"]["mufu_vs_plain"], res["gain"]["mufu_vs_teacher"]
     budget = res["budget"]
     origin = f"the 5-seed run's first {n}" if same else "not the 5-seed run's seeds"
     return "\n".join(
@@ -309,7 +309,9 @@ def render_budget(sources) -> str:
             f"batch {budget[arms[0]]['batch_size']}, learning rate {budget[arms[0]]['lr']:g}; "
             f"asserted equal across arms: {res['budget_equal']}); "
             f"{doc['seconds'] / 60:.1f} minutes wall. mufu − plain at {epochs} epochs: "
-            f"{gain['mean']:+.2f} [{gain['ci95'][0]:+.2f}, {gain['ci95'][1]:+.2f}] chrF.",
+            f"{gain['mean']:+.2f} [{gain['ci95'][0]:+.2f}, {gain['ci95'][1]:+.2f}] chrF; "
+            f"mufu − teacher {teach['mean']:+.2f} [{teach['ci95'][0]:+.2f}, "
+            f"{teach['ci95'][1]:+.2f}] chrF.",
             "",
             md_table(rows, head),
             "",
