@@ -181,6 +181,21 @@ def test_vectorised_counts_equal_the_definition(pairs, orders, small_chunks):
     assert np.array_equal(m, mr) and np.array_equal(c, cr)
 
 
+SEQ0 = st.lists(st.integers(0, 4), max_size=25)  # 0: a separator (the copy analysis)
+
+
+@given(st.lists(st.tuples(SEQ0, SEQ0), min_size=1, max_size=8), st.integers(1, 6))
+def test_zero_separators_on_either_side_never_match(pairs, orders):
+    """n-grams with a 0 count on neither side: the CPU path's reference-side sentinel."""
+    hl = np.array([len(h) for h, _ in pairs], dtype=np.int64)
+    rl = np.array([len(r) for _, r in pairs], dtype=np.int64)
+    h = np.array([x for p, _ in pairs for x in p], dtype=np.int64)
+    r = np.array([x for _, p in pairs for x in p], dtype=np.int64)
+    m, c = match_counts_cpu(h, hl, r, rl, orders, covered=True)
+    mr, cr = match_counts_reference(h, hl, r, rl, orders, covered=True)
+    assert np.array_equal(m, mr) and np.array_equal(c, cr)
+
+
 @given(SEQ, SEQ, st.integers(1, 6))
 def test_kernel_block_emulation_equals_the_definition(hyp, ref, orders):
     """Steps of one CUDA block (local ids, window keys, sort, group scans), in numpy."""
