@@ -11,6 +11,11 @@
   intervals, the pass conditions and the verdict as measured;
 - ``experiment_3seeds``: the same arms on 3 seeds (experiments/results/mufu-experiment-3seeds.json);
 - ``experiment_full``: 5 seeds, every arm (experiments/results/mufu-experiment.json);
+- ``k_sweep``: gain vs k (``--arms plain,mufu --k 1,3,5``, 3 seeds;
+  experiments/results/mufu-k-sweep.json);
+- ``budget``: plain and mufu at 3x the default epochs, 2 seeds, with the per-epoch
+  validation curve and the same seeds at the default budget from the 5-seed run
+  (experiments/results/mufu-budget.json);
 - ``word_exposure``: which words the base model knows against how often it saw them
   (scripts/mufu_word_exposure.py, experiments/results/mufu-word-exposure.json).
 """
@@ -26,6 +31,8 @@ EXPERIMENT_QUICK = "experiments/results/mufu-experiment-quick.json"
 EXPERIMENT_3SEEDS = "experiments/results/mufu-experiment-3seeds.json"
 EXPERIMENT_FULL = "experiments/results/mufu-experiment.json"
 WORD_EXPOSURE = "experiments/results/mufu-word-exposure.json"
+K_SWEEP = "experiments/results/mufu-k-sweep.json"
+BUDGET = "experiments/results/mufu-budget.json"
 
 
 def _timing(doc: dict, label: str) -> dict:
@@ -44,12 +51,28 @@ def render_benchmark(sources) -> str:
         f"{num(f['ours_us_per_pair'])} µs per pair (median wall); CPU-time ratio "
         f"{num(f['statistics_cpu_speedup'])}; the two (n, 18) integer arrays are "
         f"{'equal' if f['statistics_equal'] else '**not equal**'};",
-        f"- paired bootstrap: {num(f['bootstrap_sentences'])} sentences, 1,000 resamples; "
-        f"mean, 95 % half-width and p-value {same}: ours "
+        f"- paired bootstrap: {num(f['bootstrap_sentences'])} sentences, 1,000 resamples"
+        + _boot_timing(doc)
+        + f"; mean, 95 % half-width and p-value {same}: ours "
         f"({', '.join(num(x, 6) for x in boot_ours)}), sacrebleu "
         f"({', '.join(num(x, 6) for x in boot_peer)}).",
     ]
     return "\n".join(lines)
+
+
+def _boot_timing(doc: dict) -> str:
+    """Rounds, median times and the CPU-time ratio with its interval (when recorded)."""
+    f, t = doc["figures"], _timing(doc, "paired_bootstrap")
+    if "bootstrap_cpu_speedup" not in f or not t:
+        return ""
+    lo, hi = f["bootstrap_cpu_speedup_interval"]
+    return (
+        f", {f['bootstrap_rounds']} interleaved rounds: ours {num(t['ours']['median_s'])} s "
+        f"wall / {num(t['ours']['cpu_median_s'])} s CPU, sacrebleu "
+        f"{num(t['sacrebleu']['median_s'])} s / {num(t['sacrebleu']['cpu_median_s'])} s "
+        f"(median per call); CPU-time ratio {num(f['bootstrap_cpu_speedup'])} "
+        f"[{num(lo)}, {num(hi)}]"
+    )
 
 
 def render_score_demo(sources) -> str:
@@ -155,8 +178,9 @@ def _experiment(res: dict) -> str:
         for name, g in res["gain"].items()
         if g is not None
     ]
+    state = {True: "met", False: "**not met**", None: "not evaluated (arm not run)"}
     conditions = [
-        f"- {'met' if ok else '**not met**'}: `{name}` ({res['pass_conditions'][name]})"
+        f"- {state[ok]}: `{name}` ({res['pass_conditions'][name]})"
         for name, ok in res["conditions"].items()
     ]
     budget = res["budget"]
@@ -186,6 +210,115 @@ def _experiment(res: dict) -> str:
             "",
             f"Teacher (base model, plain prompt) chrF on the test sentences: {teacher}. "
             f"Copy analysis: {copy or '—'}.",
+        ]
+    )
+
+
+def render_k_sweep(sources) -> str:
+    doc = sources.load(K_SWEEP)
+    res = doc["document"]["results"]
+    chrf, copy = res["chrf"], res.get("copy", {})
+    rows = []
+    for k, g in sorted(res["gain_vs_k"].items(), key=lambda kv: int(kv[0])):
+        arm = "mufu" if f"mufu_k{k}" not in chrf else f"mufu_k{k}"
+        c = copy.get(arm, {})
+        aux = [x for x in c.get("closest_share", {}) if x != "draft"]
+        rows.append(
+            [
+                k,
+                ", ".join(f"`{x}`" for x in aux),
+                f"{chrf[arm]['mean']:.1f}",
+                f"{g['mean']:+.2f} [{g['ci95'][0]:+.2f}, {g['ci95'][1]:+.2f}]",
+                f"{c['closest_share'].get('draft', float('nan')):.0%}" if c else "—",
+                f"{c['novel_share_mean']:.0%}" if c else "—",
+            ]
+        )
+    head = [
+        "k",
+        "auxiliary languages",
+        "test chrF",
+        "gain vs plain [95 % interval]",
+        "outputs closest to the draft",
+        "novel n-grams",
+    ]
+    budget = next(iter(res["budget"].values()))
+    return "\n".join(
+        [
+            f"{len(res['seeds'])} seeds; plain {chrf['plain']['mean']:.1f}, teacher "
+            f"{chrf['teacher']['mean']:.1f} chrF; every arm {num(budget['steps'])} optimizer "
+            f"steps ({num(budget['epochs'])} epochs; asserted equal across arms); "
+            f"{doc['seconds'] / 60:.1f} minutes wall.",
+            "",
+            md_table(rows, head),
+        ]
+    )
+
+
+def render_budget(sources) -> str:
+    """The longer budget against the same seeds at the default one (the 5-seed run's
+    first seeds: the seeds are derived from --seed 0 alike), and the validation curve."""
+    doc = sources.load(BUDGET)
+    res = doc["document"]["results"]
+    base = sources.load(EXPERIMENT_FULL)["document"]["results"]
+    n = len(res["seeds"])
+    same = base["seeds"][:n] == res["seeds"]
+    epochs = next(iter(res["budget"].values()))["epochs"]
+    base_epochs = next(iter(base["budget"].values()))["epochs"]
+    arms = [a for a in ("plain", "mufu") if a in res["chrf"]]
+    rows = []
+    for arm in [*arms, "teacher"]:
+        short = base["chrf"][arm]["per_seed"][:n]
+        long = res["chrf"][arm]["per_seed"]
+        rows.append(
+            [
+                f"`{arm}`",
+                ", ".join(f"{x:.1f}" for x in short),
+                ", ".join(f"{x:.1f}" for x in long),
+                ", ".join(str(b) for b in res["best_epoch"].get(arm, [])) or "—",
+            ]
+        )
+    head = [
+        "arm",
+        f"test chrF, {base_epochs} epochs (per seed)",
+        f"test chrF, {epochs} epochs (per seed)",
+        "best epoch (kept)",
+    ]
+    curve = []
+    hist = {arm: res["validation"][arm] for arm in arms}
+    last = len(hist[arms[0]][0]) - 1
+    for e in range(last + 1):
+        if e > 3 and e % 3 and e != last:
+            continue
+        row = [e]
+        for arm in arms:
+            vals = [h[e]["valid_chrf"] for h in hist[arm]]
+            loss = [h[e]["loss"] for h in hist[arm]]
+            row.append(f"{sum(vals) / len(vals):.1f}")
+            row.append("—" if loss[0] is None else f"{sum(loss) / len(loss):.3f}")
+        curve.append(row)
+    chead = ["epoch"]
+    for arm in arms:
+        chead += [f"`{arm}` validation chrF", f"`{arm}` training loss"]
+    gain, teach = res["gain"]["mufu_vs_plain"], res["gain"]["mufu_vs_teacher"]
+    budget = res["budget"]
+    origin = f"the 5-seed run's first {n}" if same else "not the 5-seed run's seeds"
+    return "\n".join(
+        [
+            f"{n} seeds ({origin}); "
+            f"every arm {num(budget[arms[0]]['steps'])} optimizer steps ({epochs} epochs, "
+            f"batch {budget[arms[0]]['batch_size']}, learning rate {budget[arms[0]]['lr']:g}; "
+            f"asserted equal across arms: {res['budget_equal']}); "
+            f"{doc['seconds'] / 60:.1f} minutes wall. mufu − plain at {epochs} epochs: "
+            f"{gain['mean']:+.2f} [{gain['ci95'][0]:+.2f}, {gain['ci95'][1]:+.2f}] chrF; "
+            f"mufu − teacher {teach['mean']:+.2f} [{teach['ci95'][0]:+.2f}, "
+            f"{teach['ci95'][1]:+.2f}] chrF.",
+            "",
+            md_table(rows, head),
+            "",
+            "Validation chrF (100 sentences, mean over seeds) and training loss per epoch "
+            "(epoch 0: before finetuning; every third epoch after the third):",
+            "",
+            md_table(curve, chead),
         ]
     )
 
@@ -224,4 +357,6 @@ SECTIONS = {
     "experiment_3seeds": render_experiment_3seeds,
     "experiment_full": render_experiment_full,
     "word_exposure": render_word_exposure,
+    "k_sweep": render_k_sweep,
+    "budget": render_budget,
 }

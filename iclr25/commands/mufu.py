@@ -405,6 +405,15 @@ def experiment(
             "--k", help="Auxiliary languages of the mufu arm; a list (1,3,5) adds gain vs k."
         ),
     ] = "3",
+    arms: Annotated[
+        str | None,
+        typer.Option(
+            "--arms",
+            help="Arms to run, a subset of plain,mufu,shuffled,unrelated with plain and mufu "
+            "(default: all; --quick: plain,mufu,shuffled). Without shuffled its condition is "
+            "not evaluated and the run cannot pass.",
+        ),
+    ] = None,
     epochs: Annotated[
         int, typer.Option("--epochs", help="Finetuning epochs per arm.", rich_help_panel=TRAIN)
     ] = 6,
@@ -444,7 +453,9 @@ def experiment(
     ks = parse_ints(k, "--k")
     config = ExperimentConfig(
         seeds=seeds if seeds is not None else (2 if quick else 5),
-        arms=QUICK_ARMS if quick else ExperimentConfig.arms,
+        arms=tuple(a.strip() for a in arms.split(","))
+        if arms
+        else (QUICK_ARMS if quick else ExperimentConfig.arms),
         k=3 if 3 in ks else ks[0],
         k_grid=ks if len(ks) > 1 else (),
         n_train=n_train,

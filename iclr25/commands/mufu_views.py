@@ -95,8 +95,9 @@ def render_experiment(console, results) -> None:
         )
     )
     for name, ok in results["conditions"].items():
+        state = "not evaluated" if ok is None else ("met" if ok else "NOT met")
         console.print(
-            f"{'met' if ok else 'NOT met'}: {name} — {results['pass_conditions'][name]}",
+            f"{state}: {name} — {results['pass_conditions'][name]}",
             markup=False,
         )
     console.print(results["verdict"], markup=False)

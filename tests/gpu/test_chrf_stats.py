@@ -26,10 +26,21 @@ def _pairs(n: int, max_len: int, alphabet: int, seed: int = 0):
     return h, hl, r, rl
 
 
-@pytest.mark.parametrize("n_res,n,s", [(0, 5, 3), (7, 1, 18), (50, 300, 24), (3, 2000, 8)])
-def test_bootstrap_sums_cpu_equal_the_gather(n_res, n, s):
+@pytest.mark.parametrize(
+    "n_res,n,s,top",
+    [
+        (0, 5, 3, 400),
+        (7, 1, 18, 400),
+        (50, 300, 24, 400),  # float32 products, a partial last block
+        (3, 2000, 8, 400),
+        (33, 2000, 6, 2**14),  # sums up to 2^25: float64 products
+        (5, 40, 4, 2**50),  # beyond 2^53: the definition
+    ],
+)
+def test_bootstrap_sums_cpu_equal_the_gather(n_res, n, s, top):
     rng = np.random.default_rng(n + s)
-    stats = rng.integers(0, 400, size=(n, s))
+    stats = rng.integers(0, top, size=(n, s))
+    stats[0] = top - 1  # the bound is reached by a drawn row
     idx = rng.integers(0, n, size=(n_res, n))
     assert np.array_equal(bootstrap_sums_cpu(stats, idx), bootstrap_sums_reference(stats, idx))
 

@@ -92,13 +92,32 @@ def _code_points(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(data, dtype=np.uint32).astype(np.int64), lengths
 
 
+# What ``str.split()`` splits on (``str.isspace``); tests/core/mufu/test_chrf.py checks
+# this against every code point of the running Python.
+WHITESPACE = (
+    *range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+    0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+)  # fmt: skip
+_IS_SPACE = np.zeros(max(WHITESPACE) + 1, dtype=bool)
+_IS_SPACE[list(WHITESPACE)] = True
+
+
 def char_symbols(strings: Sequence[str], params: ChrfParams) -> tuple[np.ndarray, np.ndarray]:
-    """Characters as sacrebleu's ``extract_all_char_ngrams`` sees them; code point + 1."""
-    metric = params.metric()
-    lines = [metric._preprocess_segment(s) for s in strings]
-    if not params.whitespace:
-        lines = ["".join(s.split()) for s in lines]
-    flat, lengths = _code_points(lines)
+    """Characters as sacrebleu's ``extract_all_char_ngrams`` sees them; code point + 1.
+
+    sacrebleu's own lower-casing (``_preprocess_segment``) when ``lowercase``; its
+    ``"".join(line.split())`` (``whitespace=False``) as one vectorised step: the code
+    points of all lines at once, minus those in :data:`WHITESPACE`."""
+    if params.lowercase:
+        metric = params.metric()
+        strings = [metric._preprocess_segment(s) for s in strings]
+    flat, lengths = _code_points(strings)
+    if not params.whitespace and flat.size:
+        space = _IS_SPACE[np.minimum(flat, len(_IS_SPACE) - 1)] & (flat < len(_IS_SPACE))
+        if space.any():
+            row = np.repeat(np.arange(len(lengths)), lengths)
+            lengths = lengths - np.bincount(row[space], minlength=len(lengths))
+            flat = flat[~space]
     return flat + 1, lengths
 
 

@@ -68,6 +68,17 @@ class ExperimentConfig:
             raise UsageError(
                 f"--seeds {self.seeds}: intervals need at least 2 seeds", "use --seeds 2 or more"
             )
+        unknown = [a for a in self.arms if a not in BASE_ARMS]
+        if (
+            unknown
+            or not {"plain", "mufu"} <= set(self.arms)
+            or len(set(self.arms)) < len(self.arms)
+        ):
+            raise UsageError(
+                f"--arms {','.join(self.arms)}: arms are {', '.join(BASE_ARMS)}, each once, "
+                "plain and mufu always",
+                "e.g. --arms plain,mufu (the shuffled control then goes unevaluated)",
+            )
         for k in (self.k, *self.k_grid):
             if not 1 <= k <= 5:
                 raise UsageError(
@@ -372,7 +383,7 @@ def assemble(config: ExperimentConfig, world: World, seeds, prepared, per: dict)
         "chrf": chrf_arm,
         "gain": gains,
         "conditions": passed,
-        "passed": all(passed.values()),
+        "passed": all(ok is True for ok in passed.values()),
         "verdict": experiment_stats.verdict(gains, passed),
         "budget": {
             arm: {

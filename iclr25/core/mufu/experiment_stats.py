@@ -75,13 +75,18 @@ def gain(
     return {"mean": float(np.mean(per_seed)), "ci95": [float(lo), float(hi)], "per_seed": per_seed}
 
 
-def conditions(gains: Mapping[str, dict]) -> dict[str, bool]:
+def conditions(gains: Mapping[str, dict | None]) -> dict[str, bool | None]:
+    """Each condition met (True) or not (False); None: not evaluated, its arm was not run
+    (``--arms`` without ``shuffled``). A run passes only when every condition is True."""
     mp, mt = gains["mufu_vs_plain"], gains["mufu_vs_teacher"]
-    ms, sp = gains["mufu_vs_shuffled"], gains["shuffled_vs_plain"]
+    ms, sp = gains.get("mufu_vs_shuffled"), gains.get("shuffled_vs_plain")
+    control = None
+    if ms is not None and sp is not None:
+        control = bool(sp["mean"] <= 0.5 * mp["mean"] and ms["ci95"][0] > 0)
     return {
-        "mufu_beats_plain": mp["ci95"][0] > 0,
-        "mufu_beats_teacher": mt["ci95"][0] > 0,
-        "shuffled_control": sp["mean"] <= 0.5 * mp["mean"] and ms["ci95"][0] > 0,
+        "mufu_beats_plain": bool(mp["ci95"][0] > 0),
+        "mufu_beats_teacher": bool(mt["ci95"][0] > 0),
+        "shuffled_control": control,
     }
 
 
@@ -93,24 +98,28 @@ def fmt_gain(name: str, g: Mapping) -> str:
 
 def verdict(gains: Mapping[str, dict], passed: Mapping[str, bool]) -> str:
     """One plain sentence: reproduced, or which condition failed with its numbers."""
-    if all(passed.values()):
-        return "effect reproduced: " + "; ".join(
-            fmt_gain(n, gains[n]) for n in ("mufu_vs_plain", "mufu_vs_teacher", "mufu_vs_shuffled")
+    skipped = [n for n, ok in passed.items() if ok is None]
+    note = f" ({', '.join(skipped)} not evaluated: its arm was not run)" if skipped else ""
+    if all(ok is not False for ok in passed.values()):
+        shown = ("mufu_vs_plain", "mufu_vs_teacher", "mufu_vs_shuffled")
+        head = "effect reproduced" if not skipped else "no condition failed"
+        return f"{head}{note}: " + "; ".join(
+            fmt_gain(n, gains[n]) for n in shown if gains.get(n) is not None
         )
     failed = []
     if not passed["mufu_beats_plain"]:
         failed.append(fmt_gain("mufu_vs_plain", gains["mufu_vs_plain"]))
     if not passed["mufu_beats_teacher"]:
         failed.append(fmt_gain("mufu_vs_teacher", gains["mufu_vs_teacher"]))
-    if not passed["shuffled_control"]:
+    if passed["shuffled_control"] is False:
         failed.append(
             fmt_gain("shuffled_vs_plain", gains["shuffled_vs_plain"])
             + " against half of mufu − plain "
             + f"({0.5 * gains['mufu_vs_plain']['mean']:+.2f}); "
             + fmt_gain("mufu_vs_shuffled", gains["mufu_vs_shuffled"])
         )
-    names = ", ".join(n for n, ok in passed.items() if not ok)
-    return f"effect not reproduced ({names}): " + "; ".join(failed)
+    names = ", ".join(n for n, ok in passed.items() if ok is False)
+    return f"effect not reproduced ({names}){note}: " + "; ".join(failed)
 
 
 def headline(results: Mapping) -> str:
@@ -124,5 +133,8 @@ def headline(results: Mapping) -> str:
     ).replace("+-", "−")
     if results["passed"]:
         return text + f"; all {len(results['conditions'])} conditions met"
-    missed = ", ".join(n for n, ok in results["conditions"].items() if not ok)
-    return text + f"; NOT reproduced: {missed}"
+    missed = ", ".join(n for n, ok in results["conditions"].items() if ok is False)
+    skipped = ", ".join(n for n, ok in results["conditions"].items() if ok is None)
+    if not missed:
+        return text + f"; no condition failed ({skipped} not evaluated)"
+    return text + f"; NOT reproduced: {missed}" + (f" ({skipped} not evaluated)" if skipped else "")

@@ -118,6 +118,30 @@ def test_statistics_equal_sacrebleu_on_random_unicode(pairs):
         assert score(ours, params) == metric.corpus_score(hyps, [refs]).score
 
 
+def test_whitespace_table_is_what_str_split_splits_on():
+    from iclr25.core.mufu.chrf import WHITESPACE
+
+    assert list(WHITESPACE) == [c for c in range(0x110000) if chr(c).isspace()]
+
+
+SPACEY = st.text(
+    alphabet=st.one_of(
+        st.sampled_from([chr(c) for c in (0x09, 0x0B, 0x1C, 0x1F, 0x85, 0xA0, 0x1680, 0x2007)]),
+        st.sampled_from([chr(c) for c in (0x200A, 0x200B, 0x2028, 0x2029, 0x202F, 0x3000)]),
+        st.sampled_from(list("aAbB İ")),  # 0x200B is no whitespace; İ lower-cases to 2
+    ),
+    max_size=30,
+)
+
+
+@given(st.lists(st.tuples(SPACEY, SPACEY), min_size=1, max_size=8))
+def test_every_kind_of_whitespace_is_removed_as_sacrebleu_removes_it(pairs):
+    hyps, refs = [h for h, _ in pairs], [r for _, r in pairs]
+    for params in (ChrfParams(), ChrfParams(lowercase=True), ChrfParams(word_order=2)):
+        ours = segment_statistics(hyps, refs, params)
+        assert np.array_equal(ours, _sacrebleu_stats(hyps, refs, params))
+
+
 @given(
     st.lists(
         st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), max_size=60),
@@ -153,6 +177,21 @@ def test_vectorised_counts_equal_the_definition(pairs, orders, small_chunks):
     r = np.array([x for _, p in pairs for x in p], dtype=np.int64)
     chunk = 40 if small_chunks else 1 << 20
     m, c = match_counts_cpu(h, hl, r, rl, orders, covered=True, chunk_symbols=chunk)
+    mr, cr = match_counts_reference(h, hl, r, rl, orders, covered=True)
+    assert np.array_equal(m, mr) and np.array_equal(c, cr)
+
+
+SEQ0 = st.lists(st.integers(0, 4), max_size=25)  # 0: a separator (the copy analysis)
+
+
+@given(st.lists(st.tuples(SEQ0, SEQ0), min_size=1, max_size=8), st.integers(1, 6))
+def test_zero_separators_on_either_side_never_match(pairs, orders):
+    """n-grams with a 0 count on neither side: the CPU path's reference-side sentinel."""
+    hl = np.array([len(h) for h, _ in pairs], dtype=np.int64)
+    rl = np.array([len(r) for _, r in pairs], dtype=np.int64)
+    h = np.array([x for p, _ in pairs for x in p], dtype=np.int64)
+    r = np.array([x for _, p in pairs for x in p], dtype=np.int64)
+    m, c = match_counts_cpu(h, hl, r, rl, orders, covered=True)
     mr, cr = match_counts_reference(h, hl, r, rl, orders, covered=True)
     assert np.array_equal(m, mr) and np.array_equal(c, cr)
 

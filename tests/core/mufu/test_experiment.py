@@ -111,3 +111,27 @@ def test_tiny_experiment_runs_end_to_end_and_equals_across_backends(tmp_path, mo
     assert one["verdict"].startswith("effect")
     two = run_experiment(config, Execution(workers=2, cache=False))
     assert two == one
+
+
+def test_without_the_shuffled_arm_its_condition_is_not_evaluated_and_the_run_cannot_pass():
+    from iclr25.core.mufu.experiment import ExperimentConfig
+
+    gains = {
+        "mufu_vs_plain": _g(2.0, 0.5, 3.5),
+        "mufu_vs_teacher": _g(3.0, 1.0, 5.0),
+        "mufu_vs_shuffled": None,
+        "shuffled_vs_plain": None,
+        "unrelated_vs_plain": None,
+    }
+    passed = experiment_stats.conditions(gains)
+    assert passed["shuffled_control"] is None and passed["mufu_beats_plain"] is True
+    text = experiment_stats.verdict(gains, passed)
+    assert text.startswith("no condition failed (shuffled_control not evaluated")
+    gains["mufu_vs_plain"] = _g(-2.0, -3.5, -0.5)
+    passed = experiment_stats.conditions(gains)
+    text = experiment_stats.verdict(gains, passed)
+    assert text.startswith("effect not reproduced (mufu_beats_plain) (shuffled_control not")
+    assert ExperimentConfig(arms=("plain", "mufu")).all_arms() == ["plain", "mufu"]
+    for arms in [("plain",), ("plain", "mufu", "mufu"), ("plain", "mufu", "other")]:
+        with pytest.raises(UsageError, match="--arms"):
+            ExperimentConfig(arms=arms)
