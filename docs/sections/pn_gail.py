@@ -131,9 +131,8 @@ def render_compare_reading(sources, name: str = "compare") -> str:
             f"{c['rule']})."
         )
     failed = [c["name"] for c in res["conditions"] if not c["passed"]]
-    verdict = (
-        f"**Verdict: {res['verdict']}**"
-        + (f" ({', '.join(failed)} failed)." if failed else " (P1–P3 all hold).")
+    verdict = f"**Verdict: {res['verdict']}**" + (
+        f" ({', '.join(failed)} failed)." if failed else " (P1–P3 all hold)."
     )
     dominated = res["settings"]["dominated"]["methods"]
     reported = []
