@@ -273,6 +273,37 @@ def _render_gail(fig: dict, timings: dict) -> str:
     )
 
 
+PROFILE_PARTS = {
+    "rollout": "SB3's rollout (policy call, env step, buffer, per step)",
+    "relabel": "relabelling (one discriminator forward per rollout, GAE)",
+    "discriminator": "discriminator steps",
+    "evaluation": "evaluations (32 fixed episodes)",
+    "trpo_policy": "TRPO's policy step (conjugate gradient, line search)",
+    "trpo_critic": "TRPO's critic (20 epochs × 4 minibatches)",
+    "rest": "the rest (construction, logging)",
+}
+
+
+def render_iteration_profile(sources) -> str:
+    doc = sources.load("experiments/results/pn-gail-iteration-profile.json")
+    plain, ours = doc["sides"]["plain_sb3"], doc["sides"]["ours"]
+    a, b = plain["parts_cpu_ms_per_iteration_median"], ours["parts_cpu_ms_per_iteration_median"]
+    rows = [[label, num(a[k], 3), num(b[k], 3)] for k, label in PROFILE_PARTS.items()]
+    ta, tb = plain["cpu_ms_per_iteration_median"], ours["cpu_ms_per_iteration_median"]
+    rows.append(["**one iteration**", f"**{num(ta, 3)}**", f"**{num(tb, 3)}**"])
+    loads = [r["load_before"] for side in doc["sides"].values() for r in side["runs"]]
+    return (
+        md_table(rows, ["part", "SB3's own pieces, CPU ms", "ours, CPU ms"])
+        + f"\n\nMedians over {doc['rounds']} interleaved runs of {doc['rollouts']} "
+        f"`{doc['method']}` iterations per side (each part's median on its own, so the parts "
+        f"need not add up to the total); ours / SB3's: {num(tb / ta, 3)} per iteration. "
+        f"Same curves on both sides, bit for bit: {'yes' if doc['same_curves'] else 'NO'}. "
+        f"Load average {num(min(loads), 2)}–{num(max(loads), 2)} on {doc['cpus']} CPUs: on "
+        "a shared machine CPU time moves with the other jobs too (caches, the sibling "
+        "hyperthread), so differences of a few per cent are within the noise."
+    )
+
+
 def render_quick_timing(sources) -> str:
     doc = _study(sources, "quick-timing")
     variants = doc["variants"]
@@ -325,4 +356,5 @@ SECTIONS = {
     "compare_full_reading": render_compare_reading,
     "benchmark": render_benchmark,
     "quick_timing": render_quick_timing,
+    "iteration_profile": render_iteration_profile,
 }
