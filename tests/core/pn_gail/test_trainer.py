@@ -113,3 +113,52 @@ def test_evaluation_mean_action_is_the_policys_deterministic_action(use_sde):
         slow = model.policy._predict(torch.as_tensor(obs), deterministic=True).numpy()
     assert np.array_equal(fast, np.clip(slow, spec.act_low, spec.act_high))
     assert (np.abs(fast) == spec.act_high).any() and (np.abs(fast) < spec.act_high).any()
+
+
+def test_overhead_removal_leaves_training_bit_identical(demos, monkeypatch):
+    """The tensor rollout buffer, the distribution checks off and the direct mean action
+    (:mod:`.sb3_overhead`) change no number: the same curve, discriminator loss and final
+    policy weights as SB3's own buffer, checks and module calls, with and without gSDE
+    (a batch size that leaves a truncated last minibatch included)."""
+    import contextlib
+
+    import torch
+    from stable_baselines3.common.buffers import RolloutBuffer
+
+    from iclr25.core.pn_gail import sb3_overhead
+
+    spec, r = env_spec("pendulum"), np.random.default_rng(1).uniform(size=len(demos))
+
+    def run(config):
+        kept = {}
+        out = run_method(
+            "pn-gail", demos, r, spec, config, None, seed=2, save_to=lambda m: kept.update(m=m)
+        )
+        weights = torch.cat([p.detach().flatten() for p in kept["m"].policy.parameters()])
+        direct = sb3_overhead.mean_action_fn(kept["m"].policy) is not None
+        return out["curve"], out["discriminator_loss_last"], weights, direct
+
+    for config in (SMALL, dataclasses.replace(SMALL, use_sde=False, critic_batch=48)):
+        fast = run(config)
+        with monkeypatch.context() as patch:
+            patch.setattr(sb3_overhead, "tensor_rollout_buffer_class", lambda: RolloutBuffer)
+            patch.setattr(sb3_overhead, "no_distribution_checks", contextlib.nullcontext)
+            patch.setattr(sb3_overhead, "mean_action_fn", lambda policy: None)
+            plain = run(config)
+        assert len(fast[0]) >= 2 and fast[0] == plain[0] and fast[1] == plain[1]
+        assert torch.equal(fast[2], plain[2])
+        assert fast[3] and not plain[3]  # the direct mean action was the one evaluated
+
+
+def test_distribution_checks_are_restored_and_divergence_still_raises():
+    from torch.distributions import Distribution
+
+    from iclr25.core.pn_gail import sb3_overhead
+
+    before = Distribution._validate_args
+    with sb3_overhead.no_distribution_checks():
+        assert Distribution._validate_args is False
+    assert Distribution._validate_args == before
+    sb3_overhead.check_finite(np.zeros((4, 2, 1), dtype=np.float32), 0)
+    with pytest.raises(FloatingPointError, match="rollout 3"):
+        sb3_overhead.check_finite(np.array([[[np.nan]]], dtype=np.float32), 2)
