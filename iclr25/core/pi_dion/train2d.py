@@ -31,6 +31,8 @@ from iclr25.core.pi_dion.train import (
 )
 
 CHANNELS = 16  # CNN channels of both branches
+U_SCALE = 16.0  # boundary factor 16·x(1−x)y(1−y): maximum 1, as the branches' outputs are O(1)
+TRUNK_GAIN = 16.0  # the trunk's first layer at init: weights × 16, centred on (½, ½)
 
 
 def f_scale_2d(c: float) -> float:
@@ -51,8 +53,14 @@ def side_of(sensors: np.ndarray) -> int:
 
 def _new_model(cfg: TrainConfig, side: int, c: float, seed: int) -> PIDION2D:
     torch.manual_seed(seed)
-    net = NetConfig2D(side, CHANNELS, cfg.width, cfg.depth, cfg.basis, f_scale_2d(c))
-    return PIDION2D(net).to(DTYPE)
+    net = NetConfig2D(side, CHANNELS, cfg.width, cfg.depth, cfg.basis, f_scale_2d(c), U_SCALE)
+    model = PIDION2D(net).to(DTYPE)
+    with torch.no_grad():  # tanh features of many frequencies on (0,1)² from the start
+        first = model.trunk[0]
+        first.weight.mul_(TRUNK_GAIN)
+        centre = torch.full((2,), 0.5, dtype=DTYPE)
+        first.bias.copy_(first.bias * TRUNK_GAIN - first.weight @ centre)
+    return model
 
 
 def _row_major(d: np.ndarray, sensors: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
