@@ -2,9 +2,10 @@
 (x, y), and the residual on the trunk by forward Taylor propagation along x and y.
 
 Paper → code as in :mod:`.model` (Cho & Son 2025; a reviewer reports CNN branches for
-gridded 2-D measurements): u_θ(x, y) = b(x, y) Σ_k b^R_k τ_k, b = x(1−x) y(1−y) (u = 0 on
-∂Ω), f_θ = Σ_k b^I_k τ_k. For 𝓛 = −Δ + c: 𝓛φ_k = −(b Δτ_k + 2 ∇b·∇τ_k + τ_k Δb) + c b τ_k,
-and (τ, ∂_xτ, ∂_yτ, ∂_xxτ, ∂_yyτ) come from one forward Taylor pass per direction through
+gridded 2-D measurements): u_θ(x, y) = b(x, y) Σ_k b^R_k τ_k, b = s_b·x(1−x) y(1−y)
+(u = 0 on ∂Ω; s_b = ``u_scale``, 16 in trained models so that max b = 1), f_θ =
+Σ_k b^I_k τ_k. For 𝓛 = −Δ + c: 𝓛φ_k = −(b Δτ_k + 2 ∇b·∇τ_k + τ_k Δb) + c b τ_k, and
+(τ, ∂_xτ, ∂_yτ, ∂_xxτ, ∂_yyτ) come from one forward Taylor pass per direction through
 the trunk (:func:`taylor_trunk_2d`), so the residual of every instance is one GEMM.
 Scaling as in 1-D: branches see d / RMS(d), outputs × RMS(d) (exactly homogeneous).
 
