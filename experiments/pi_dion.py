@@ -22,7 +22,9 @@ verdict; a study is one command line at the size the docs report.
   on 3 held-out draws of 100 instances (``--test-per-seed``: the intervals are over test
   draws) against Tikhonov, the exact Bayes mean and a supervised CNN DeepONet on 100
   labelled pairs trained per seed with the model's recipe. With the one label count 100 the
-  pass condition reads: PI-DION beats the N = 100 net (``above_grid``) or not.
+  pass condition reads: PI-DION beats the N = 100 net (``above_grid``) or not. The committed
+  result scored the PREVIOUS bundled 2-D model (sha256 f81f0d94…, p = 16, before the 2-D
+  recipe fix); not re-run this round, so re-running it now scores the current model.
 - ``pi-dion-compare-2d-retrained``: the 2-D headline with PI-DION retrained on every seed
   at the 2-D recipe of :mod:`iclr25.core.pi_dion.train2d` (p = 64, boundary factor
   16·x(1−x)y(1−y), trunk first layer × 16, Adam lr 3e-3; 1,000 full-batch Adam + 1,000
