@@ -292,6 +292,7 @@ SECTIONS = {
     "bundled": render_bundled,
     "bundled_2d": render_bundled_2d,
     "compare_2d": render_compare_2d,
+    "compare_2d_retrained": render_compare_2d_retrained,
     "baselines": render_baselines,
     "noise": render_noise,
     "bench": render_bench,
