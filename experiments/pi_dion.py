@@ -68,7 +68,7 @@ HALF_RECIPE = ("--steps", "1500", "--batch", "1000", "--lbfgs-steps", "250")  # 
 FULL_RECIPE = ("--steps", "3000", "--batch", "1000", "--lbfgs-steps", "500")  # the bundled model's
 TEST = ("--n-train", "1000", "--n-test", "500", "--seeds", "5")
 # the 2-D headline (reduced to fit ~50 CPU-minutes) and the 2-D recipe, full-batch Adam
-TEST_2D = ("--n-train", "500", "--n-test", "200", "--seeds", "5", "--labels", "10,30,100,300,500")
+TEST_2D = ("--n-train", "500", "--n-test", "200", "--seeds", "3", "--labels", "10,30,100,300,500")
 RECIPE_2D = ("--steps", "1000", "--batch", "500", "--lbfgs-steps", "1000")
 
 STUDIES = {
