@@ -382,7 +382,6 @@ def run_2d(args, group) -> int:
     import numpy as np
     import torch
 
-    from iclr25.commands.pi_dion import COLLOCATION_2D
     from iclr25.core.pi_dion import bayes2d, compare2d, saved, train, train2d
     from iclr25.core.pi_dion.problem import Problem
 
@@ -391,8 +390,7 @@ def run_2d(args, group) -> int:
     p, layout = Problem(dim=2), bayes2d.Layout2D()
     ops = compare2d.operators(p, layout)
     data = compare2d.generate(p, layout, ops, args.n_train, np.random.default_rng(args.data_seed))
-    cfg = train.TrainConfig(steps=args.steps, batch=args.n_train, lbfgs_steps=args.lbfgs_steps,
-                            collocation=COLLOCATION_2D)  # fmt: skip
+    cfg = train.for_dim(2, steps=args.steps, batch=args.n_train, lbfgs_steps=args.lbfgs_steps)
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
     losses: list[float] = []
     model, loss = train2d.train_pi_dion_2d(data.d, data.x, p.c, cfg, args.seed,

@@ -5,6 +5,8 @@
 - ``bundled``: the embedded model's training log (iclr25/data/pi_dion/train_log.json).
 - ``bundled_2d``, ``compare_2d``: the 2-D model's log (train_log_2d.json) and its study
   (experiments/results/pi-dion-compare-2d.json).
+- ``compare_2d_retrained``: the 2-D headline with PI-DION retrained per seed
+  (experiments/results/pi-dion-compare-2d-retrained.json).
 - ``baselines``: the bundled supervised DeepONets' log (iclr25/data/pi_dion/baselines_log.json).
 - ``noise``: the stability study (experiments/results/pi-dion-noise.json).
 - ``bench``: the physics-loss benchmark (benchmarks/results/pi-dion.json).
@@ -30,6 +32,7 @@ PREVIOUS = "experiments/results/pi-dion-compare-bundled.json"
 BUNDLED = "iclr25/data/pi_dion/train_log.json"
 BUNDLED_2D = "iclr25/data/pi_dion/train_log_2d.json"
 COMPARE_2D = "experiments/results/pi-dion-compare-2d.json"
+COMPARE_2D_RETRAINED = "experiments/results/pi-dion-compare-2d-retrained.json"
 BASELINES = "iclr25/data/pi_dion/baselines_log.json"
 NOISE = "experiments/results/pi-dion-noise.json"
 BENCH = "benchmarks/results/pi-dion.json"
@@ -151,6 +154,10 @@ def render_bundled_2d(sources) -> str:
 
 def render_compare_2d(sources) -> str:
     return _block(sources.load(COMPARE_2D), "2-D", False)
+
+
+def render_compare_2d_retrained(sources) -> str:
+    return _block(sources.load(COMPARE_2D_RETRAINED), "2-D, PI-DION retrained per seed", False)
 
 
 def render_baselines(sources) -> str:
@@ -382,6 +389,7 @@ SECTIONS = {
     "bundled": render_bundled,
     "bundled_2d": render_bundled_2d,
     "compare_2d": render_compare_2d,
+    "compare_2d_retrained": render_compare_2d_retrained,
     "baselines": render_baselines,
     "noise": render_noise,
     "bench": render_bench,

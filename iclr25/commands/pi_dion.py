@@ -21,6 +21,7 @@ from typing import Annotated
 
 import typer
 
+from iclr25.core.pi_dion.recipe import COLLOCATION_2D as COLLOCATION_2D
 from iclr25.demo import DemoStep
 from iclr25.parallel_options import NoCacheOpt, SchedulerOpt, WorkersOpt
 from iclr25.runner import Run, command
@@ -202,7 +203,9 @@ def _generate_darcy(run: Run, p, n_train: int, n_test: int) -> None:
 
 StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.")]
 WidthOpt = Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")]
-BasisOpt = Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")]
+BasisOpt = Annotated[
+    int | None, typer.Option("--basis", help="p, the number of trunk functions (16; 2-D 64).")
+]
 TRAIN_KEYS = "mode, labels, instances, sensors, final_loss, steps, held_out, saved, sha256"
 
 
@@ -224,9 +227,11 @@ def train_command(
     kappa: KappaOpt = None,
     steps: StepsOpt = 4000,
     width: WidthOpt = 64,
-    basis: BasisOpt = 16,
+    basis: BasisOpt = None,
     batch: Annotated[int, typer.Option("--batch", help="Instances per step.")] = 1000,
-    lr: Annotated[float, typer.Option("--lr", help="Adam learning rate (cosine decay).")] = 1e-3,
+    lr: Annotated[
+        float | None, typer.Option("--lr", help="Adam learning rate (1e-3; 2-D 3e-3).")
+    ] = None,
     labels: Annotated[
         int,
         typer.Option(
@@ -245,13 +250,9 @@ def train_command(
     from iclr25.core.pi_dion import train
 
     p = _problem(pde, dim, k, kappa, 2.5, 0.2, 0.01, "full")
-    cfg = train.TrainConfig(steps=steps, width=width, basis=basis, batch=batch, lr=lr,
-                            collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
+    cfg = train.for_dim(dim, steps=steps, width=width, basis=basis, batch=batch, lr=lr)
     train.check(cfg)
     run_train(run, p, cfg, data, measurements, labels, save)
-
-
-COLLOCATION_2D = 1024  # random residual points per step in (0,1)² (128 in 1-D)
 
 
 SOLVE_KEYS = (
@@ -343,7 +344,7 @@ def compare_command(
         int, typer.Option("--lbfgs-steps", help="Then full-batch L-BFGS iterations (every net).")
     ] = 0,
     width: Annotated[int, typer.Option("--width", help="Hidden width of trunk and branches.")] = 64,
-    basis: Annotated[int, typer.Option("--basis", help="p, the number of trunk functions.")] = 16,
+    basis: BasisOpt = None,
     quick: Annotated[
         bool,
         typer.Option(
@@ -392,9 +393,8 @@ def compare_command(
     # every option check that needs no file runs before torch is imported (~5 CPU-s)
     p = _problem(pde, dim, k, kappa, nu, ell, noise, sensors)
     label_grid = _label_grid(labels, n_train)
-    train_cfg = recipe.TrainConfig(steps=steps, width=width, basis=basis, batch=batch,
-                                   lbfgs_steps=lbfgs_steps,
-                                   collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
+    train_cfg = recipe.for_dim(dim, steps=steps, width=width, basis=basis, batch=batch,
+                               lbfgs_steps=lbfgs_steps)  # fmt: skip
     if dim == 2 and baselines is not None:
         from iclr25.errors import UsageError
 
@@ -524,8 +524,7 @@ def noise_command(
     if methods is None:
         methods = "pi_dion,tikhonov" if p.pde == "darcy" else "pi_dion,tikhonov,bayes"
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
-    recipe = train.TrainConfig(steps=steps, batch=batch, lbfgs_steps=lbfgs_steps,
-                               collocation=128 if dim == 1 else COLLOCATION_2D)  # fmt: skip
+    recipe = train.for_dim(dim, steps=steps, batch=batch, lbfgs_steps=lbfgs_steps)
     train.check(recipe)
     if p.pde == "darcy":
         _noise_darcy(run, p, names, (n_train, n_test, recipe), quick,

@@ -2,9 +2,10 @@
 (x, y), and the residual on the trunk by forward Taylor propagation along x and y.
 
 Paper → code as in :mod:`.model` (Cho & Son 2025; a reviewer reports CNN branches for
-gridded 2-D measurements): u_θ(x, y) = b(x, y) Σ_k b^R_k τ_k, b = x(1−x) y(1−y) (u = 0 on
-∂Ω), f_θ = Σ_k b^I_k τ_k. For 𝓛 = −Δ + c: 𝓛φ_k = −(b Δτ_k + 2 ∇b·∇τ_k + τ_k Δb) + c b τ_k,
-and (τ, ∂_xτ, ∂_yτ, ∂_xxτ, ∂_yyτ) come from one forward Taylor pass per direction through
+gridded 2-D measurements): u_θ(x, y) = b(x, y) Σ_k b^R_k τ_k, b = s_b·x(1−x) y(1−y)
+(u = 0 on ∂Ω; s_b = ``u_scale``, 16 in trained models so that max b = 1), f_θ =
+Σ_k b^I_k τ_k. For 𝓛 = −Δ + c: 𝓛φ_k = −(b Δτ_k + 2 ∇b·∇τ_k + τ_k Δb) + c b τ_k, and
+(τ, ∂_xτ, ∂_yτ, ∂_xxτ, ∂_yyτ) come from one forward Taylor pass per direction through
 the trunk (:func:`taylor_trunk_2d`), so the residual of every instance is one GEMM.
 Scaling as in 1-D: branches see d / RMS(d), outputs × RMS(d) (exactly homogeneous).
 
@@ -29,6 +30,7 @@ class NetConfig2D:
     depth: int = 3  # trunk hidden layers
     basis: int = 16  # p
     f_scale: float = 1.0  # typical |f| / RMS(d)
+    u_scale: float = 1.0  # the boundary factor is u_scale·x(1−x)y(1−y) (16: maximum 1)
 
 
 def cnn(side: int, channels: int, width: int, n_out: int) -> nn.Sequential:
@@ -58,13 +60,14 @@ def taylor_trunk_2d(trunk: nn.Sequential, pts: torch.Tensor):
     return a, a1, a2
 
 
-def boundary_basis_2d(pts: torch.Tensor, tau, grad, second, c: float):
-    """φ_k = b τ_k and 𝓛φ_k = −Δφ_k + c φ_k at ``pts`` (M, 2) → two (M, p)."""
+def boundary_basis_2d(pts: torch.Tensor, tau, grad, second, c: float, scale: float = 1.0):
+    """φ_k = b τ_k and 𝓛φ_k = −Δφ_k + c φ_k at ``pts`` (M, 2) → two (M, p), with
+    b = ``scale``·x(1−x)y(1−y)."""
     x, y = pts[:, 0:1], pts[:, 1:2]  # (M, 1)
     bx, by = x * (1 - x), y * (1 - y)
-    b = bx * by
-    grad_b = ((1 - 2 * x) * by, bx * (1 - 2 * y))
-    lap_b = -2 * by - 2 * bx
+    b = scale * bx * by
+    grad_b = (scale * (1 - 2 * x) * by, scale * bx * (1 - 2 * y))
+    lap_b = -2 * scale * (by + bx)
     phi = b * tau
     lap_phi = b * (second[0] + second[1]) + 2 * (grad_b[0] * grad[0] + grad_b[1] * grad[1])
     lap_phi = lap_phi + lap_b * tau
@@ -89,14 +92,15 @@ class PIDION2D(nn.Module):
         """(u_θ, f_θ) at points ``pts`` (M, 2) → two (N, M)."""
         coef_u, coef_f = self.coefficients(d)
         tau = self.trunk(pts)  # (M, p)
-        b = (pts[:, 0] * (1 - pts[:, 0]) * pts[:, 1] * (1 - pts[:, 1]))[:, None]
+        b = self.config.u_scale * (pts[:, 0] * (1 - pts[:, 0]) * pts[:, 1] * (1 - pts[:, 1]))
+        b = b[:, None]
         return coef_u @ (b * tau).T, coef_f @ tau.T
 
     def residual(self, d: torch.Tensor, pts: torch.Tensor, c: float):
         """𝓛u_θ − f_θ at collocation points ``pts`` (M, 2) for every instance → (N, M)."""
         coef_u, coef_f = self.coefficients(d)
         tau, grad, second = taylor_trunk_2d(self.trunk, pts)
-        _, l_phi = boundary_basis_2d(pts, tau, grad, second, c)
+        _, l_phi = boundary_basis_2d(pts, tau, grad, second, c, self.config.u_scale)
         return coef_u @ l_phi.T - coef_f @ tau.T
 
     def residual_and_fit(self, d: torch.Tensor, x: torch.Tensor, z: torch.Tensor, c: float):
@@ -105,5 +109,5 @@ class PIDION2D(nn.Module):
         coef_u, coef_f = self.coefficients(d)
         pts = torch.cat([x, z])  # (M + m, 2)
         tau, grad, second = taylor_trunk_2d(self.trunk, pts)
-        phi, l_phi = boundary_basis_2d(pts, tau, grad, second, c)
+        phi, l_phi = boundary_basis_2d(pts, tau, grad, second, c, self.config.u_scale)
         return residual_and_sensor_fit(coef_u, coef_f, tau, phi, l_phi, len(x))

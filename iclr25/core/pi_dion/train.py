@@ -31,6 +31,7 @@ from iclr25.core.pi_dion.model import PIDION, NetConfig
 # the recipe lives in a torch-free module (options are checked before torch loads)
 from iclr25.core.pi_dion.recipe import TrainConfig as TrainConfig
 from iclr25.core.pi_dion.recipe import check as check
+from iclr25.core.pi_dion.recipe import for_dim as for_dim
 
 DTYPE = torch.float32  # training precision (the reference tests use float64)
 

@@ -1,13 +1,15 @@
 """2-D PI-DION network: Taylor-mode Laplacian and the factorised residual against autograd."""
 
+import pytest
 import torch
 
 from iclr25.core.pi_dion.model2d import PIDION2D, NetConfig2D, taylor_trunk_2d
 
 
-def _net(seed=0):
+def _net(seed=0, u_scale=1.0):
     torch.manual_seed(seed)
-    cfg = NetConfig2D(side=6, channels=4, width=12, depth=3, basis=5, f_scale=3.0)
+    cfg = NetConfig2D(side=6, channels=4, width=12, depth=3, basis=5, f_scale=3.0,
+                      u_scale=u_scale)  # fmt: skip
     return PIDION2D(cfg).double()
 
 
@@ -25,8 +27,9 @@ def test_taylor_trunk_2d_equals_autograd():
             assert torch.allclose(second[axis][:, k], h[:, axis], atol=1e-10)
 
 
-def test_factorised_residual_equals_autograd_through_the_network():
-    net, c = _net(1), 2.5
+@pytest.mark.parametrize("u_scale", [1.0, 16.0])  # 16: the trained models' boundary factor
+def test_factorised_residual_equals_autograd_through_the_network(u_scale):
+    net, c = _net(1, u_scale), 2.5
     d = torch.randn(3, 36, dtype=torch.float64)
     pts = torch.rand(7, 2, dtype=torch.float64)
     res = net.residual(d, pts, c)  # (3, 7)

@@ -95,3 +95,22 @@ def test_compare_2d_scores_a_saved_model_as_it_is(tmp_path):
     u, f, _, trained = compare2d.estimate("pi_dion", cfg, 0, 0, test, cfg.problem, layout, None)
     want = train2d.predict_2d(model, d, layout.sensors(), grid)
     assert trained is None and np.array_equal(u, want[0]) and np.array_equal(f, want[1])
+
+
+def test_the_2d_recipe_defaults_and_explicit_options_win():
+    two = train.for_dim(2, steps=5, basis=None, lr=None)
+    assert (two.basis, two.lr, two.collocation) == (64, 3e-3, 1024)
+    assert train.for_dim(2, basis=8, lr=1e-2).basis == 8 and train.for_dim(2, lr=1e-2).lr == 1e-2
+    one = train.for_dim(1, basis=None)
+    assert (one.basis, one.lr, one.collocation) == (16, 1e-3, 128)
+
+
+def test_a_new_2d_model_has_the_unit_boundary_factor_and_a_spread_trunk():
+    model = train2d._new_model(CFG, 4, 1.0, 0)
+    torch.manual_seed(0)
+    fresh = train2d.PIDION2D(model.config).to(train.DTYPE)  # the same init before the spread
+    assert model.config.u_scale == train2d.U_SCALE == 16.0
+    first, before = model.trunk[0], fresh.trunk[0]
+    assert torch.allclose(first.weight, before.weight * train2d.TRUNK_GAIN)
+    centre = torch.tensor([[0.5, 0.5]], dtype=train.DTYPE)  # centred: the bias × gain there
+    assert torch.allclose(first(centre)[0], before.bias * train2d.TRUNK_GAIN, atol=1e-5)
