@@ -18,6 +18,8 @@ usual auto-reset (``terminal_observation`` and ``TimeLimit.truncated`` in the in
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 MAX_SPEED = 8.0
@@ -73,17 +75,9 @@ def make_vec_env(n_envs: int, seed: int, env_reward: bool = True):
     return _vec_env_class()(n_envs, seed, env_reward)
 
 
-_VEC_ENV_CLASS = None
-
-
+@functools.cache
 def _vec_env_class():
-    global _VEC_ENV_CLASS
-    if _VEC_ENV_CLASS is None:
-        _VEC_ENV_CLASS = _build_vec_env_class()
-    return _VEC_ENV_CLASS
-
-
-def _build_vec_env_class():
+    """PendulumVecEnv, built once on first use (gymnasium and SB3 are imported lazily)."""
     from gymnasium import spaces
     from stable_baselines3.common.vec_env import VecEnv
 

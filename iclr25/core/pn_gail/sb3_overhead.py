@@ -29,23 +29,17 @@ run as sb3-contrib / SB3 wrote them.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
-_BUFFER_CLASS = None
 _TENSOR_NAMES = ("observations", "actions", "values", "log_probs", "advantages", "returns")
 
 
+@functools.cache
 def tensor_rollout_buffer_class():
-    """:class:`TensorRolloutBuffer` (built on first use: SB3 is imported lazily)."""
-    global _BUFFER_CLASS
-    if _BUFFER_CLASS is None:
-        _BUFFER_CLASS = _build_buffer_class()
-    return _BUFFER_CLASS
-
-
-def _build_buffer_class():
+    """:class:`TensorRolloutBuffer`, built once on first use (SB3 is imported lazily)."""
     import torch
     from stable_baselines3.common.buffers import RolloutBuffer
     from stable_baselines3.common.type_aliases import RolloutBufferSamples
